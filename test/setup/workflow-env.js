@@ -1,0 +1,7 @@
+// n8n-core's InstanceSettings writes a config file into the user folder: give each test run its own.
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+process.env.N8N_USER_FOLDER = fs.mkdtempSync(path.join(os.tmpdir(), 'invoice-service-n8n-'));
+process.env.N8N_ENCRYPTION_KEY = 'test-encryption-key';
+process.env.N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS = 'false';
