@@ -1,0 +1,93 @@
+import type {
+	IAuthenticateGeneric,
+	Icon,
+	ICredentialTestRequest,
+	ICredentialType,
+	INodeProperties,
+} from 'n8n-workflow';
+
+// The credential test runs as a declarative request, so the Base URL is normalised by an expression that
+// matches helpers/baseUrl.ts: trim, drop trailing slashes, append /api/1.1/wf when it is missing.
+const NORMALISED_BASE_URL =
+	'={{ $credentials.baseUrl.trim().replace(/\\/+$/, "").replace(/(\\/api\\/1\\.1\\/wf)?$/, "/api/1.1/wf") }}';
+
+/** Statuses that make the Test button fail, with what the user should do about each. */
+const TEST_FAILURES: Array<[number, string]> = [
+	[401, 'The API key was rejected (HTTP 401): check the API key'],
+	[403, 'The API key is not allowed to run the create-customer workflow (HTTP 403)'],
+	[404, 'Nothing found at this Base URL (HTTP 404): check the Base URL (the app address, optionally followed by /api/1.1/wf) and that the create-customer workflow is exposed as an API workflow'],
+	[405, 'The Base URL does not accept the service\'s requests (HTTP 405): check the Base URL'],
+	[429, 'The service is rate limiting this key right now (HTTP 429): try again in a minute'],
+	[500, 'The service had an error (HTTP 500): try again later'],
+	[502, 'The service or a proxy in front of it is failing (HTTP 502): try again later'],
+	[503, 'The service is unavailable (HTTP 503): try again later'],
+	[504, 'The service did not answer in time (HTTP 504): try again later'],
+	[200, 'The Base URL accepted an empty request, which the Customer and Invoice Service would refuse: check that the Base URL points to the service'],
+];
+
+export class InvoiceServiceApi implements ICredentialType {
+	name = 'invoiceServiceApi';
+
+	displayName = 'Invoice Service API';
+
+	icon: Icon = { light: 'file:invoiceService.svg', dark: 'file:invoiceService.dark.svg' };
+
+	documentationUrl = 'https://www.npmjs.com/package/n8n-nodes-invoice-service#credentials';
+
+	properties: INodeProperties[] = [
+		{
+			displayName: 'Base URL',
+			name: 'baseUrl',
+			type: 'string',
+			default: '',
+			required: true,
+			placeholder: 'https://your-app.bubbleapps.io/api/1.1/wf',
+			description:
+				'The address of the service\'s workflow API. The app address alone works too: /api/1.1/wf is added. For the development version use https://your-app.bubbleapps.io/version-test.',
+		},
+		{
+			displayName: 'API Key',
+			name: 'apiKey',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			required: true,
+			description: 'The API key from the app\'s API settings. It carries full access to the account: keep it private.',
+		},
+		{
+			displayName: 'Allow Plain HTTP',
+			name: 'allowHttp',
+			type: 'boolean',
+			default: false,
+			description:
+				'Whether to allow a Base URL starting with http:// on a host other than this machine. Off by default: the API key would travel unencrypted. Localhost is always allowed.',
+		},
+	];
+
+	authenticate: IAuthenticateGeneric = {
+		type: 'generic',
+		properties: {
+			headers: {
+				Authorization: '=Bearer {{$credentials.apiKey}}',
+			},
+		},
+	};
+
+	// The service has no read endpoint. The test sends create-customer an empty body: the service checks the
+	// key first, so a valid key gets 400 (invalid input, nothing created) and a bad key gets 401.
+	test: ICredentialTestRequest = {
+		request: {
+			baseURL: NORMALISED_BASE_URL,
+			url: '/create-customer',
+			method: 'POST',
+			body: {},
+			json: true,
+			ignoreHttpStatusErrors: true,
+			returnFullResponse: true,
+		},
+		rules: TEST_FAILURES.map(([value, message]) => ({
+			type: 'responseSuccessBody' as const,
+			properties: { key: 'statusCode', value, message },
+		})),
+	};
+}

@@ -1,0 +1,42 @@
+import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
+import { NodeConnectionTypes } from 'n8n-workflow';
+
+import * as customer from './actions/customer';
+import * as invoice from './actions/invoice';
+import { router } from './actions/router';
+
+export class InvoiceService implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Invoice Service',
+		name: 'invoiceService',
+		icon: { light: 'file:invoiceService.svg', dark: 'file:invoiceService.dark.svg' },
+		group: ['output'],
+		version: 1,
+		subtitle: '={{ $parameter["operation"] + ": " + $parameter["resource"] }}',
+		description: 'Create customers and PDF invoices (optionally e-mailed) in the Customer and Invoice Service',
+		defaults: { name: 'Invoice Service' },
+		usableAsTool: true,
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [{ name: 'invoiceServiceApi', required: true }],
+		properties: [
+			{
+				displayName: 'Resource',
+				name: 'resource',
+				type: 'options',
+				noDataExpression: true,
+				options: [
+					{ name: 'Customer', value: 'customer' },
+					{ name: 'Invoice', value: 'invoice' },
+				],
+				default: 'customer',
+			},
+			...customer.description,
+			...invoice.description,
+		],
+	};
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		return await router.call(this);
+	}
+}

@@ -1,0 +1,32 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+/** Options every operation has: how the run treats the service. Read once per run, from the first item. */
+export const runOptions: INodeProperties[] = [
+	{
+		displayName: 'Concurrency',
+		name: 'concurrency',
+		type: 'number',
+		typeOptions: { minValue: 1, maxValue: 50, numberPrecision: 0 },
+		default: 5,
+		description:
+			'How many items are sent to the service at the same time. 1 sends one at a time. Output order always follows input order.',
+	},
+	{
+		displayName: 'Max Retry Wait (Seconds)',
+		name: 'maxRetryWait',
+		type: 'number',
+		typeOptions: { minValue: 0, numberPrecision: 0 },
+		default: 120,
+		description:
+			'How long one item may wait in total for retries when the service is rate limiting (HTTP 429), temporarily unavailable (503) or unreachable. 0 disables retries.',
+	},
+	{
+		displayName: 'Timeout (Ms)',
+		name: 'timeout',
+		type: 'number',
+		typeOptions: { minValue: 1000, numberPrecision: 0 },
+		default: 60000,
+		description:
+			'How long to wait for the service to answer one request. A create that times out is never re-sent automatically, because the service may have carried it out.',
+	},
+];

@@ -1,0 +1,97 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
+
+import { optionalText, requireEmail, requireText } from '../../helpers/validate';
+import type { ServiceClient } from '../../transport/request';
+import { runOptions } from '../common.descriptions';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'First Name',
+		name: 'firstName',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'e.g. Ada',
+		description: "The customer's first name",
+	},
+	{
+		displayName: 'Last Name',
+		name: 'lastName',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'e.g. Lovelace',
+		description: "The customer's last name",
+	},
+	{
+		displayName: 'Email',
+		name: 'email',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'e.g. ada@example.com',
+		description:
+			"The customer's business e-mail address, used to send invoices. Must be unique: the service refuses a second customer with the same e-mail.",
+	},
+	{
+		displayName: 'Additional Fields',
+		name: 'additionalFields',
+		type: 'collection',
+		placeholder: 'Add Field',
+		default: {},
+		options: [
+			{
+				displayName: 'Company Name',
+				name: 'companyName',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. Analytical Engines Ltd',
+				description: "The customer's company, if any",
+			},
+		],
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options: [...runOptions],
+	},
+];
+
+const displayOptions = { show: { resource: ['customer'], operation: ['create'] } };
+
+export const description = updateDisplayOptions(displayOptions, properties);
+
+/** Reads and validates one item's fields into the create-customer request body; throws FieldError. */
+export function buildBody(this: IExecuteFunctions, itemIndex: number): IDataObject {
+	const additional = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
+	const companyName = optionalText(additional.companyName, 'Company Name');
+	return {
+		first_name: requireText(this.getNodeParameter('firstName', itemIndex, ''), 'First Name'),
+		last_name: requireText(this.getNodeParameter('lastName', itemIndex, ''), 'Last Name'),
+		email: requireEmail(this.getNodeParameter('email', itemIndex, ''), 'Email'),
+		...(companyName !== undefined ? { company_name: companyName } : {}),
+	};
+}
+
+export async function execute(
+	this: IExecuteFunctions,
+	itemIndex: number,
+	client: ServiceClient,
+): Promise<INodeExecutionData> {
+	const body = buildBody.call(this, itemIndex);
+	const customer = await client.post('create-customer', body, {
+		itemIndex,
+		requiredField: 'id',
+		conflictMessage: `A customer with the e-mail ${String(body.email)} already exists`,
+	});
+	return { json: customer };
+}
+
+/** The id of what this operation created, for "already created" reports when a run stops. */
+export function createdId(json: IDataObject): string | undefined {
+	return typeof json.id === 'string' ? json.id : undefined;
+}

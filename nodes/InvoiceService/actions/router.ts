@@ -1,0 +1,122 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+
+import { forEachConcurrently } from '../helpers/pool';
+import { FieldError } from '../helpers/validate';
+import { ServiceClient } from '../transport/request';
+import * as customer from './customer';
+import * as invoice from './invoice';
+
+interface Operation {
+	execute(this: IExecuteFunctions, itemIndex: number, client: ServiceClient): Promise<INodeExecutionData>;
+	createdId(json: IDataObject): string | undefined;
+}
+
+const operations: Record<string, Record<string, Operation>> = {
+	customer: { create: customer.create },
+	invoice: { create: invoice.create },
+};
+
+type NodeError = NodeApiError | NodeOperationError;
+
+/**
+ * The item loop, written once for every operation: bounded concurrency, output in input order with pairedItem,
+ * and the error policy — an error item under "Continue", or a stop that says what was already created.
+ */
+export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const items = this.getInputData();
+	const resource = this.getNodeParameter('resource', 0) as string;
+	const operationName = this.getNodeParameter('operation', 0) as string;
+	const operation = operations[resource]?.[operationName];
+	if (!operation) {
+		throw new NodeOperationError(this.getNode(), `The operation "${operationName}" is not known for "${resource}"`);
+	}
+
+	// Run-wide settings come from the first item: they shape the whole batch, not one request.
+	const options = this.getNodeParameter('options', 0, {}) as IDataObject;
+	const concurrency = Math.max(1, Math.floor(Number(options.concurrency ?? 5)) || 1);
+	const client = await ServiceClient.create(this, {
+		timeoutMs: Number(options.timeout ?? 60_000),
+		maxRetryWaitMs: Number(options.maxRetryWait ?? 120) * 1000,
+	});
+
+	const results: Array<INodeExecutionData | undefined> = new Array(items.length);
+	const failures: Array<{ error: NodeError; itemIndex: number }> = [];
+	let attempted = 0;
+	const continueOnFail = this.continueOnFail();
+
+	await forEachConcurrently(
+		items.length,
+		concurrency,
+		async (itemIndex) => {
+			attempted++;
+			try {
+				const output = await operation.execute.call(this, itemIndex, client);
+				results[itemIndex] = { ...output, pairedItem: { item: itemIndex } };
+			} catch (caught) {
+				const error = asNodeError(this, caught, itemIndex);
+				if (continueOnFail) {
+					results[itemIndex] = {
+						json: {
+							error: error.message,
+							...(error.description ? { description: error.description } : {}),
+							...(error instanceof NodeApiError && error.httpCode ? { httpCode: error.httpCode } : {}),
+						},
+						error,
+						pairedItem: { item: itemIndex },
+					};
+				} else {
+					failures.push({ error, itemIndex });
+				}
+			}
+		},
+		() => failures.length > 0,
+	);
+
+	if (failures.length > 0) {
+		throw withStopReport(failures, results, operation, items.length - attempted);
+	}
+	return [results as INodeExecutionData[]];
+}
+
+function asNodeError(context: IExecuteFunctions, error: unknown, itemIndex: number): NodeError {
+	if (error instanceof FieldError) {
+		return new NodeOperationError(context.getNode(), `Item ${itemIndex}: ${error.field} ${error.problem}`, {
+			itemIndex,
+			description: 'Nothing was sent to the service for this item.',
+		});
+	}
+	if (error instanceof NodeApiError || error instanceof NodeOperationError) return error;
+	return new NodeOperationError(context.getNode(), error as Error, { itemIndex });
+}
+
+/**
+ * When the run stops, the first failed item's error is thrown, and it says what else happened: which items were
+ * already created (so a re-run can skip them), which others failed while in flight, and how many were not sent.
+ */
+function withStopReport(
+	failures: Array<{ error: NodeError; itemIndex: number }>,
+	results: Array<INodeExecutionData | undefined>,
+	operation: Operation,
+	notSent: number,
+): NodeError {
+	failures.sort((a, b) => a.itemIndex - b.itemIndex);
+	const [{ error }, ...others] = failures;
+	const created: string[] = [];
+	results.forEach((result, index) => {
+		const id = result ? operation.createdId(result.json) : undefined;
+		if (id) created.push(`item ${index} (${id})`);
+	});
+	const shown = created.length > 20 ? [...created.slice(0, 20), `and ${created.length - 20} more`] : created;
+	const report = [
+		created.length
+			? `Already created in this run before it stopped: ${shown.join(', ')}. Skip these when you run again.`
+			: 'Nothing was created in this run before it stopped.',
+		...others.map((other) => `Item ${other.itemIndex} failed too: ${other.error.message}`),
+		notSent > 0 ? `${notSent} other item(s) were not sent.` : '',
+	]
+		.filter(Boolean)
+		.join(' ');
+	error.description = [error.description, report].filter(Boolean).join('\n\n');
+	return error;
+}

@@ -1,0 +1,193 @@
+/**
+ * Every way a call can fail, turned into words a person can act on. Pure: the request module decides what to
+ * retry and builds the n8n error from what these functions return.
+ */
+
+/** How a failed attempt is classified. */
+export interface Failure {
+	/** HTTP status, when the service answered. */
+	httpCode?: number;
+	message: string;
+	description?: string;
+	/** True only when the service certainly did not act on the request, so sending it again is safe. */
+	retryable: boolean;
+	retryAfterMs?: number;
+}
+
+export interface CallContext {
+	/** The endpoint, e.g. "create-customer", for messages. */
+	endpoint: string;
+	/** The full URL called (never contains the API key: that travels in a header). */
+	url: string;
+	/** What a 409 means for this call, e.g. which e-mail already exists. */
+	conflictMessage?: string;
+}
+
+const UNKNOWN_OUTCOME =
+	'Outcome unknown: the request reached the service but no answer came back, so it may or may not have been carried out. Check the service before running this item again (running it again could create a duplicate).';
+
+/** Failure for a response the service did send. */
+export function httpFailure(
+	answer: { httpCode: number; serviceMessage?: string; bodyKind: string; retryAfterMs?: number },
+	call: CallContext,
+): Failure {
+	const { httpCode, serviceMessage, bodyKind, retryAfterMs } = answer;
+	const said = serviceMessage ? `: ${serviceMessage}` : '';
+	const base = { httpCode, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+
+	if (httpCode >= 200 && httpCode < 300) {
+		if (bodyKind === 'html') {
+			return {
+				...base,
+				retryable: false,
+				message: `The service answered ${call.endpoint} with an HTML page instead of JSON`,
+				description: `Check the Base URL in the credential: ${call.url} does not look like the service's workflow API (it should end in /api/1.1/wf).`,
+			};
+		}
+		if (bodyKind !== 'json') {
+			return {
+				...base,
+				retryable: false,
+				message: `The service answered ${call.endpoint} with something that is not JSON`,
+				description: `Check the Base URL in the credential (${call.url}).`,
+			};
+		}
+		return {
+			...base,
+			retryable: false,
+			message: serviceMessage ?? `The service reported an error for ${call.endpoint} without saying why`,
+			description: 'The service answered HTTP 200 but marked the call as failed ("status": "error").',
+		};
+	}
+	if (httpCode === 400) {
+		return {
+			...base,
+			retryable: false,
+			message: serviceMessage ?? `The service rejected the data sent to ${call.endpoint} (HTTP 400)`,
+			description: 'HTTP 400: the service found the input invalid. Correct the field it names and run again.',
+		};
+	}
+	if (httpCode === 401) {
+		return {
+			...base,
+			retryable: false,
+			message: 'The API key was rejected (HTTP 401): check the API key in the Invoice Service API credential',
+			description: 'The service did not accept the key. Copy a current API key from the app\'s API settings into the credential.',
+		};
+	}
+	if (httpCode === 403) {
+		return {
+			...base,
+			retryable: false,
+			message: `Access denied to ${call.endpoint} (HTTP 403)${said}`,
+			description: 'The key was read but is not allowed to run this workflow. Check the key and the workflow\'s API permissions in the app.',
+		};
+	}
+	if (httpCode === 404) {
+		return {
+			...base,
+			retryable: false,
+			message: `Nothing found at ${call.url} (HTTP 404): check the Base URL and that the "${call.endpoint}" workflow is exposed as an API workflow`,
+			description: 'The Base URL should be the app address followed by /api/1.1/wf (or /version-test/api/1.1/wf for the development version).',
+		};
+	}
+	if (httpCode === 409) {
+		return {
+			...base,
+			retryable: false,
+			message: call.conflictMessage ?? `The record already exists (HTTP 409)${said}`,
+			...(serviceMessage ? { description: `The service said: ${serviceMessage}` } : {}),
+		};
+	}
+	if (httpCode === 429) {
+		return {
+			...base,
+			retryable: true,
+			message: `Rate limited by the service (HTTP 429)${said}`,
+			description: 'The service allows only so many requests per minute. Lower the Concurrency option or raise Max Retry Wait.',
+		};
+	}
+	if (httpCode === 503) {
+		return {
+			...base,
+			retryable: true,
+			message: `The service is unavailable (HTTP 503)${said}`,
+			description: 'The service said it is temporarily unavailable and did not process the request.',
+		};
+	}
+	if (httpCode >= 500) {
+		const page = bodyKind === 'html' ? ' (an HTML error page, likely from a proxy)' : '';
+		return {
+			...base,
+			retryable: false,
+			message: `The service had an error (HTTP ${httpCode})${page}${said}`,
+			description:
+				'Not retried automatically: the service may have acted before failing. Check the service before running this item again.',
+		};
+	}
+	return {
+		...base,
+		retryable: false,
+		message: `The service answered ${call.endpoint} with HTTP ${httpCode}${said}`,
+	};
+}
+
+/** A 2xx answer that lacks the field that identifies what was created. */
+export function unexpectedAnswer(data: Record<string, unknown>, requiredField: string, call: CallContext): Failure {
+	const keys = Object.keys(data);
+	return {
+		retryable: false,
+		message: `Unexpected response from ${call.endpoint}: the answer has no "${requiredField}"`,
+		description: `The service answered with success but without "${requiredField}" (fields received: ${keys.length ? keys.join(', ') : 'none'}), so it is unclear whether anything was created. Check the service before running this item again, and check that the Base URL points to the Customer and Invoice Service.`,
+	};
+}
+
+// Codes that mean the request never reached the service: safe to send again.
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'EADDRNOTAVAIL']);
+const TIMEOUT = new Set(['ETIMEDOUT', 'ECONNABORTED', 'ESOCKETTIMEDOUT']);
+
+/** Finds the first error code (ECONNREFUSED, ...) along an error's cause chain. */
+export function findErrorCode(error: unknown): string | undefined {
+	let current: unknown = error;
+	for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth++) {
+		const { code } = current as { code?: unknown };
+		if (typeof code === 'string' && /^E[A-Z_]+$|^ERR_/.test(code)) return code;
+		current = (current as { cause?: unknown }).cause;
+	}
+	return undefined;
+}
+
+/** Failure for a request that got no HTTP answer. */
+export function networkFailure(code: string | undefined, rawMessage: string, call: CallContext): Failure {
+	const host = safeHost(call.url);
+	if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+		return {
+			retryable: true,
+			message: `Cannot find the host ${host}: check the Base URL in the credential`,
+			description: `DNS lookup failed (${code}). Nothing was sent.`,
+		};
+	}
+	if (code !== undefined && NOT_SENT.has(code)) {
+		return {
+			retryable: true,
+			message: `Cannot reach the service at ${host} (connection refused): check the Base URL and that the service is up`,
+			description: `Connection failed (${code}). Nothing was sent.`,
+		};
+	}
+	const timedOut = (code !== undefined && TIMEOUT.has(code)) || /timeout/i.test(rawMessage);
+	return {
+		retryable: false,
+		message: timedOut
+			? `No answer from ${call.endpoint} within the time-out. ${UNKNOWN_OUTCOME}`
+			: `The connection to ${host} broke before the answer to ${call.endpoint} arrived. ${UNKNOWN_OUTCOME}`,
+		description: `${code ?? 'network error'}: ${rawMessage}`,
+	};
+}
+
+function safeHost(url: string): string {
+	try {
+		return new URL(url).host;
+	} catch {
+		return url;
+	}
+}
