@@ -5,3 +5,6 @@ const path = require('node:path');
 process.env.N8N_USER_FOLDER = fs.mkdtempSync(path.join(os.tmpdir(), 'invoice-service-n8n-'));
 process.env.N8N_ENCRYPTION_KEY = 'test-encryption-key';
 process.env.N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS = 'false';
+// n8n-core's ErrorReporter logs every node error (with stack) through its Logger; keep test output readable.
+// Set N8N_LOG_LEVEL=debug (or info) when running jest to see them.
+process.env.N8N_LOG_LEVEL ??= 'silent';

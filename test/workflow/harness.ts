@@ -1,0 +1,557 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error */
+// In-process workflow harness: runs a node's real `execute()` inside n8n-core's real `WorkflowExecute`,
+// with the real request helpers (`httpRequestWithAuthentication`), credential handling modelled on n8n's
+// server `CredentialsHelper` (packages/cli/src/credentials-helper.ts) and real expressions over upstream
+// items. HTTP is left to the caller's nock interceptors.
+//
+// `reflect-metadata` must be loaded before n8n-core (its DI container reads decorator metadata).
+import 'reflect-metadata';
+
+import { randomUUID } from 'node:crypto';
+
+import {
+	BinaryDataService,
+	Credentials,
+	ExecutionLifecycleHooks,
+	ExternalSecretsProxy,
+	getAdditionalKeys,
+	WorkflowExecute,
+} from 'n8n-core';
+import {
+	ICredentialsHelper,
+	isExpression,
+	NodeHelpers,
+	UnexpectedError,
+	Workflow,
+	type IBinaryData,
+	type ICredentialDataDecryptedObject,
+	type ICredentialsExpressionResolveValues,
+	type ICredentialType,
+	type IDataObject,
+	type IExecuteData,
+	type IExecuteFunctions,
+	type IHttpRequestHelper,
+	type IHttpRequestOptions,
+	type INode,
+	type INodeCredentialsDetails,
+	type INodeExecutionData,
+	type INodeParameters,
+	type INodeProperties,
+	type INodeType,
+	type INodeTypes,
+	type IRequestOptionsSimplified,
+	type IRun,
+	type IRunData,
+	type ITaskData,
+	type IVersionedNodeType,
+	type IWorkflowBase,
+	type IWorkflowDataProxyAdditionalKeys,
+	type IWorkflowExecuteAdditionalData,
+	type WorkflowExecuteMode,
+} from 'n8n-workflow';
+
+import { FixtureSource } from './fixtures/FixtureSource.node';
+
+export type OnError = 'stopWorkflow' | 'continueRegularOutput' | 'continueErrorOutput';
+
+export interface RunOptions {
+	/** The node under test: an instance (`new InvoiceService()`) or its class. */
+	node: INodeType | IVersionedNodeType | (new () => INodeType | IVersionedNodeType);
+	/** The credential type the node uses (an instance, e.g. `new InvoiceServiceApi()`). */
+	credentialType: ICredentialType;
+	/** The credential's stored data; defaults of the credential type are filled in like n8n does. */
+	credentials: ICredentialDataDecryptedObject;
+	/** The node's parameters (expressions such as `'={{ $json.email }}'` allowed). */
+	parameters: INodeParameters;
+	/** Upstream items: the source node emits these as the node's input (`[{}]` if omitted). */
+	items?: IDataObject[];
+	onError?: OnError;
+	typeVersion?: number;
+	/** Node name in the workflow (default: the description's `defaults.name`). */
+	nodeName?: string;
+	/** Full node type name (default `n8n-nodes-invoice-service.<description.name>`, as when installed). */
+	nodeTypeName?: string;
+	/** Node settings as in the editor: retry on fail, always output data. */
+	retryOnFail?: boolean;
+	maxTries?: number;
+	waitBetweenTries?: number;
+	alwaysOutputData?: boolean;
+}
+
+export interface RunResult {
+	/** Main outputs of the node under test (index 1 = error output with onError continueErrorOutput). */
+	outputs: INodeExecutionData[][];
+	/**
+	 * The error the node threw (the original instance, e.g. a NodeApiError, with message, description,
+	 * httpCode, context.itemIndex ...), or n8n's recorded error if the instance was not captured.
+	 * Also set when the node threw under a continue-on-error setting (then the run still succeeds).
+	 */
+	error?: Error & IDataObject;
+	/** Whole run data for deeper assertions. */
+	runData: IRunData;
+	/** The task data of the node under test (first run). */
+	taskData?: ITaskData;
+	/** 'success' | 'error' | ... as n8n records it. */
+	status: IRun['status'];
+	run: IRun;
+	/** The name of the node under test inside the workflow. */
+	nodeName: string;
+}
+
+export const SOURCE_NODE_NAME = 'Source';
+// n8n-core's DI container: it must be the copy of @n8n/di that n8n-core itself loads (the project's
+// top-level @n8n/di may be another version, pulled in by @n8n/node-cli, with its own empty registry).
+type DiContainer = { get<T>(type: new (...args: never[]) => T): T };
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { Container } = require(
+	require.resolve('@n8n/di', { paths: [require.resolve('n8n-core')] }),
+) as { Container: DiContainer };
+
+const SOURCE_NODE_TYPE = 'n8n-nodes-harness.fixtureSource';
+
+/** n8n's own value for `additionalData` URLs; 2.x throws on empty strings, so they must be absolute. */
+const INSTANCE_BASE_URL = 'http://localhost:5678/';
+
+type CredentialStore = Record<string, ICredentialDataDecryptedObject>;
+
+/**
+ * A stand-in for n8n's server CredentialsHelper (packages/cli/src/credentials-helper.ts) without the
+ * database: `getDecrypted` returns the given data with the credential type's defaults applied and its
+ * expressions resolved; `authenticate` applies a generic `authenticate` block by resolving its
+ * expressions against `$credentials` exactly like the server does.
+ */
+export class HarnessCredentialsHelper extends ICredentialsHelper {
+	private readonly types = new Map<string, ICredentialType>();
+
+	constructor(
+		credentialTypes: ICredentialType[],
+		private readonly store: CredentialStore,
+	) {
+		super();
+		for (const type of credentialTypes) this.types.set(type.name, type);
+	}
+
+	private getType(name: string): ICredentialType {
+		const type = this.types.get(name);
+		if (!type) throw new UnexpectedError(`Unknown credential type "${name}" (harness)`);
+		return type;
+	}
+
+	getParentTypes(name: string): string[] {
+		const type = this.types.get(name);
+		if (!type?.extends) return [];
+		const parents: string[] = [];
+		for (const parent of type.extends) {
+			parents.push(parent, ...this.getParentTypes(parent));
+		}
+		return parents;
+	}
+
+	isCredentialUsableByNode(credentialType: string, nodeType: string): boolean {
+		const type = this.types.get(credentialType);
+		if (!type?.restrictToSupportedNodes) return true;
+		const shortName = nodeType.includes('.') ? nodeType.slice(nodeType.lastIndexOf('.') + 1) : nodeType;
+		return (type.supportedNodes ?? []).some((n) => n === nodeType || n === shortName);
+	}
+
+	async authenticate(
+		credentials: ICredentialDataDecryptedObject,
+		typeName: string,
+		incomingRequestOptions: IHttpRequestOptions | IRequestOptionsSimplified,
+		workflow?: Workflow,
+		node?: INode,
+	): Promise<IHttpRequestOptions> {
+		const requestOptions = incomingRequestOptions;
+		const credentialType = this.getType(typeName);
+
+		if (credentialType.authenticate) {
+			if (typeof credentialType.authenticate === 'function') {
+				return await credentialType.authenticate(credentials, requestOptions as IHttpRequestOptions);
+			}
+			if (typeof credentialType.authenticate === 'object') {
+				if (!workflow || !node) {
+					throw new UnexpectedError(
+						'Workflow and node are required for declarative credential authentication',
+					);
+				}
+				const { authenticate } = credentialType;
+				if (requestOptions.headers === undefined) requestOptions.headers = {};
+				if (authenticate.type === 'generic') {
+					for (const [outerKey, outerValue] of Object.entries(authenticate.properties)) {
+						for (const [key, value] of Object.entries(outerValue as IDataObject)) {
+							const keyResolved = this.resolveValue(key, { $credentials: credentials }, workflow, node);
+							const valueResolved = this.resolveValue(
+								value as string,
+								{ $credentials: credentials },
+								workflow,
+								node,
+							);
+							const target = requestOptions as unknown as Record<string, IDataObject>;
+							if (!target[outerKey]) target[outerKey] = {};
+							target[outerKey][keyResolved] = valueResolved;
+						}
+					}
+				}
+			}
+		}
+		return requestOptions as IHttpRequestOptions;
+	}
+
+	/** Same as the server: `workflow.expression.getSimpleParameterValue(node, value, 'internal', keys)`. */
+	private resolveValue(
+		parameterValue: string,
+		additionalKeys: IWorkflowDataProxyAdditionalKeys,
+		workflow: Workflow,
+		node: INode,
+	): string {
+		if (!isExpression(parameterValue)) return parameterValue;
+		const returnValue = workflow.expression.getSimpleParameterValue(
+			node,
+			parameterValue,
+			'internal',
+			additionalKeys,
+			undefined,
+			'',
+		);
+		if (!returnValue) return '';
+		return returnValue.toString();
+	}
+
+	async preAuthentication(
+		helpers: IHttpRequestHelper,
+		credentials: ICredentialDataDecryptedObject,
+		typeName: string,
+		node: INode,
+		credentialsExpired: boolean,
+	): Promise<ICredentialDataDecryptedObject | undefined> {
+		const credentialType = this.getType(typeName);
+		const expirableProperty = credentialType.properties.find(
+			(property) => property.type === 'hidden' && property?.typeOptions?.expirable === true,
+		);
+		if (expirableProperty?.name === undefined) return undefined;
+		if (typeof credentialType.preAuthentication !== 'function') return undefined;
+		if (credentials[expirableProperty.name] !== '' && !credentialsExpired) return undefined;
+
+		const output = await credentialType.preAuthentication.call(helpers, credentials);
+		if (output[expirableProperty.name] === undefined) return undefined;
+		if (node.credentials) {
+			// the server persists the refreshed token; the harness keeps it in memory
+			this.store[typeName] = {
+				...this.store[typeName],
+				...(output as ICredentialDataDecryptedObject),
+			};
+			return Object.assign(credentials, output);
+		}
+		return undefined;
+	}
+
+	async runPreAuthentication(
+		helpers: IHttpRequestHelper,
+		credentials: ICredentialDataDecryptedObject,
+		typeName: string,
+	): Promise<ICredentialDataDecryptedObject | undefined> {
+		const credentialType = this.getType(typeName);
+		if (typeof credentialType.preAuthentication !== 'function') return undefined;
+		const output = await credentialType.preAuthentication.call(helpers, credentials);
+		return (output as ICredentialDataDecryptedObject) ?? undefined;
+	}
+
+	async getCredentials(nodeCredentials: INodeCredentialsDetails, type: string): Promise<Credentials> {
+		const credentials = new Credentials({ id: nodeCredentials.id, name: nodeCredentials.name }, type);
+		await credentials.setData(this.store[type] ?? {});
+		return credentials;
+	}
+
+	async getDecrypted(
+		additionalData: IWorkflowExecuteAdditionalData,
+		_nodeCredentials: INodeCredentialsDetails,
+		type: string,
+		mode: WorkflowExecuteMode,
+		executeData?: IExecuteData,
+		raw?: boolean,
+		expressionResolveValues?: ICredentialsExpressionResolveValues,
+	): Promise<ICredentialDataDecryptedObject> {
+		const stored = this.store[type];
+		if (stored === undefined) throw new UnexpectedError(`No credentials of type "${type}" (harness)`);
+		const original = structuredClone(stored);
+		if (raw === true) return original;
+
+		// applyDefaultsAndOverwrites (no overwrites here): fill in the credential type's defaults
+		let decryptedData = NodeHelpers.getNodeParameters(
+			this.getCredentialsProperties(type),
+			original as INodeParameters,
+			true,
+			false,
+			null,
+			null,
+		) as ICredentialDataDecryptedObject;
+		if (original.oauthTokenData !== undefined) decryptedData.oauthTokenData = original.oauthTokenData;
+
+		const additionalKeys = getAdditionalKeys(additionalData, mode, null, { isCredential: true });
+		if (expressionResolveValues) {
+			try {
+				decryptedData = expressionResolveValues.workflow.expression.getParameterValue(
+					decryptedData as INodeParameters,
+					expressionResolveValues.runExecutionData,
+					expressionResolveValues.runIndex,
+					expressionResolveValues.itemIndex,
+					expressionResolveValues.node.name,
+					expressionResolveValues.connectionInputData,
+					mode,
+					additionalKeys,
+					executeData,
+					false,
+					decryptedData,
+				) as ICredentialDataDecryptedObject;
+			} catch (e) {
+				(e as Error).message += ' [Error resolving credentials]';
+				throw e;
+			}
+		} else if (executeData) {
+			// runless credentials (e.g. loadOptions): the server resolves against a mock node
+			const workflow = new Workflow({
+				nodes: [executeData.node],
+				connections: {},
+				active: false,
+				nodeTypes: emptyNodeTypes,
+			});
+			decryptedData = workflow.expression.getComplexParameterValue(
+				executeData.node,
+				decryptedData as INodeParameters,
+				mode,
+				additionalKeys,
+				undefined,
+				undefined,
+				decryptedData,
+			) as ICredentialDataDecryptedObject;
+		}
+		return decryptedData;
+	}
+
+	async updateCredentials(
+		_nodeCredentials: INodeCredentialsDetails,
+		type: string,
+		data: ICredentialDataDecryptedObject,
+	): Promise<void> {
+		this.store[type] = data;
+	}
+
+	async updateCredentialsOauthTokenData(
+		_nodeCredentials: INodeCredentialsDetails,
+		type: string,
+		data: ICredentialDataDecryptedObject,
+	): Promise<void> {
+		this.store[type] = { ...this.store[type], oauthTokenData: data.oauthTokenData };
+	}
+
+	getCredentialsProperties(type: string): INodeProperties[] {
+		const credentialType = this.getType(type);
+		if (credentialType.extends === undefined) return credentialType.properties;
+		const combined: INodeProperties[] = [];
+		for (const parent of credentialType.extends) {
+			if (this.types.has(parent)) {
+				NodeHelpers.mergeNodeProperties(combined, this.getCredentialsProperties(parent));
+			}
+		}
+		NodeHelpers.mergeNodeProperties(combined, credentialType.properties);
+		return combined;
+	}
+}
+
+const emptyNodeTypes: INodeTypes = {
+	getByName: (name) => {
+		throw new UnexpectedError(`Unknown node type "${name}" (harness)`);
+	},
+	getByNameAndVersion: (name) => {
+		throw new UnexpectedError(`Unknown node type "${name}" (harness)`);
+	},
+	getKnownTypes: () => ({}),
+};
+
+/** INodeTypes over a fixed map; the node under test gets its `execute` wrapped to keep the thrown error. */
+class HarnessNodeTypes implements INodeTypes {
+	private readonly wrapped = new Map<string, INodeType>();
+
+	constructor(
+		private readonly types: Record<string, INodeType | IVersionedNodeType>,
+		private readonly onThrow: (nodeType: string, error: unknown) => void,
+	) {}
+
+	getByName(nodeType: string): INodeType | IVersionedNodeType {
+		const type = this.types[nodeType];
+		if (!type) throw new UnexpectedError(`Unknown node type "${nodeType}" (harness)`);
+		return type;
+	}
+
+	getByNameAndVersion(nodeType: string, version?: number): INodeType {
+		const key = `${nodeType}@${version ?? 'latest'}`;
+		let type = this.wrapped.get(key);
+		if (!type) {
+			const real = NodeHelpers.getVersionedNodeType(this.getByName(nodeType), version);
+			type = real;
+			if (typeof real.execute === 'function') {
+				const realExecute = real.execute;
+				const onThrow = this.onThrow;
+				// same object via the prototype chain (description, methods...), only execute is observed
+				type = Object.create(real) as INodeType;
+				type.execute = async function (this: IExecuteFunctions) {
+					try {
+						return await realExecute.call(this);
+					} catch (error) {
+						onThrow(nodeType, error);
+						throw error;
+					}
+				};
+			}
+			this.wrapped.set(key, type);
+		}
+		return type;
+	}
+
+	getKnownTypes(): IDataObject {
+		return {};
+	}
+}
+
+let executionCounter = 0;
+
+function asInstance<T>(value: T | (new () => T)): T {
+	return typeof value === 'function' ? new (value as new () => T)() : value;
+}
+
+function defaultVersion(type: INodeType | IVersionedNodeType): number {
+	if ('nodeVersions' in type) return type.currentVersion;
+	const { version } = type.description;
+	return Array.isArray(version) ? Math.max(...version) : version;
+}
+
+/** Run the node under test once, fed by a source node emitting `items`, inside n8n's WorkflowExecute. */
+export async function runNode(opts: RunOptions): Promise<RunResult> {
+	const nodeType = asInstance(opts.node);
+	const description = NodeHelpers.getVersionedNodeType(nodeType, opts.typeVersion).description;
+	const nodeTypeName = opts.nodeTypeName ?? `n8n-nodes-invoice-service.${description.name}`;
+	const nodeName = opts.nodeName ?? description.defaults?.name ?? description.displayName;
+	const credentialType = opts.credentialType;
+	const executionId = `harness-${++executionCounter}`;
+
+	const thrown: unknown[] = [];
+	const nodeTypes = new HarnessNodeTypes(
+		{ [SOURCE_NODE_TYPE]: new FixtureSource(), [nodeTypeName]: nodeType },
+		(type, error) => {
+			if (type === nodeTypeName) thrown.push(error);
+		},
+	);
+
+	const sourceNode: INode = {
+		id: randomUUID(),
+		name: SOURCE_NODE_NAME,
+		type: SOURCE_NODE_TYPE,
+		typeVersion: 1,
+		position: [0, 0],
+		parameters: { itemsJson: JSON.stringify(opts.items ?? [{}]) },
+	};
+	const nodeUnderTest: INode = {
+		id: randomUUID(),
+		name: nodeName,
+		type: nodeTypeName,
+		typeVersion: opts.typeVersion ?? defaultVersion(nodeType),
+		position: [220, 0],
+		parameters: structuredClone(opts.parameters),
+		credentials: {
+			[credentialType.name]: { id: 'cred-1', name: `${credentialType.displayName} account` },
+		},
+		...(opts.onError !== undefined && { onError: opts.onError }),
+		...(opts.retryOnFail !== undefined && { retryOnFail: opts.retryOnFail }),
+		...(opts.maxTries !== undefined && { maxTries: opts.maxTries }),
+		...(opts.waitBetweenTries !== undefined && { waitBetweenTries: opts.waitBetweenTries }),
+		...(opts.alwaysOutputData !== undefined && { alwaysOutputData: opts.alwaysOutputData }),
+	};
+	const connections = {
+		[SOURCE_NODE_NAME]: { main: [[{ node: nodeName, type: 'main' as const, index: 0 }]] },
+	};
+	const workflowData: IWorkflowBase = {
+		id: 'harness-workflow',
+		name: 'Harness workflow',
+		active: false,
+		isArchived: false,
+		nodes: [sourceNode, nodeUnderTest],
+		connections,
+		settings: { executionOrder: 'v1' },
+		createdAt: new Date(),
+		updatedAt: new Date(),
+		activeVersionId: null,
+	};
+	// The Workflow constructor fills in parameter defaults (NodeHelpers.getNodeParameters) like n8n does.
+	const workflow = new Workflow({
+		id: workflowData.id,
+		name: workflowData.name,
+		nodes: workflowData.nodes,
+		connections: workflowData.connections,
+		active: false,
+		nodeTypes,
+		settings: workflowData.settings,
+	});
+
+	const hooks = new ExecutionLifecycleHooks('manual', executionId, workflowData);
+	const credentialsHelper = new HarnessCredentialsHelper([credentialType], {
+		[credentialType.name]: structuredClone(opts.credentials),
+	});
+	const url = (path: string) => new URL(path, INSTANCE_BASE_URL).toString();
+	const notInHarness = (what: string) => async () => {
+		throw new UnexpectedError(`${what} is not available in the test harness`);
+	};
+	const additionalData: IWorkflowExecuteAdditionalData = {
+		credentialsHelper,
+		hooks,
+		executionId,
+		userId: 'harness-user',
+		workflowId: workflowData.id,
+		currentNodeExecutionIndex: 0,
+		restApiUrl: url('rest'),
+		instanceBaseUrl: INSTANCE_BASE_URL,
+		formBaseUrl: url('form'),
+		formWaitingBaseUrl: url('form-waiting'),
+		formTestBaseUrl: url('form-test'),
+		webhookBaseUrl: url('webhook'),
+		webhookWaitingBaseUrl: url('webhook-waiting'),
+		webhookTestBaseUrl: url('webhook-test'),
+		mcpBaseUrl: url('mcp'),
+		mcpTestBaseUrl: url('mcp-test'),
+		variables: {},
+		externalSecretsProxy: Container.get(ExternalSecretsProxy),
+		executeWorkflow: notInHarness('executeWorkflow'),
+		getRunExecutionData: async () => undefined,
+		getRuntimeCredential: async () => undefined,
+		logAiEvent: () => {},
+		startRunnerTask: notInHarness('startRunnerTask'),
+	};
+
+	const workflowExecute = new WorkflowExecute(additionalData, 'manual');
+	const run = await workflowExecute.run({ workflow, startNode: sourceNode });
+
+	const runData = run.data.resultData.runData;
+	const taskData = runData[nodeName]?.[0];
+	if (!taskData) {
+		const sourceError = runData[SOURCE_NODE_NAME]?.[0]?.error ?? run.data.resultData.error;
+		throw new UnexpectedError(
+			`The node under test did not run${sourceError ? `: ${sourceError.message}` : ''}`,
+		);
+	}
+	const outputs = (taskData.data?.main ?? []).map((items) => items ?? []);
+	const recorded = taskData.error ?? (run.data.resultData.error as ITaskData['error']);
+	let error: (Error & IDataObject) | undefined;
+	if (thrown.length > 0 && thrown[thrown.length - 1] instanceof Error) {
+		error = thrown[thrown.length - 1] as Error & IDataObject;
+	} else if (recorded) {
+		error = Object.assign(new Error(recorded.message), recorded) as unknown as Error & IDataObject;
+	}
+
+	return { outputs, error, runData, taskData, status: run.status, run, nodeName };
+}
+
+/** The bytes of a binary property, whether n8n kept them inline (base64) or in a binary data manager. */
+export async function getBinaryBuffer(item: INodeExecutionData, property = 'data'): Promise<Buffer> {
+	const binary: IBinaryData | undefined = item.binary?.[property];
+	if (!binary) throw new UnexpectedError(`Item has no binary property "${property}"`);
+	return await Container.get(BinaryDataService).getAsBuffer(binary);
+}
