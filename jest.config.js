@@ -1,7 +1,7 @@
 // One jest run, several projects: `unit` (pure helpers), `workflow` (the node inside n8n-core's
 // WorkflowExecute, HTTP intercepted by nock), `e2e` (a real n8n against the sandbox).
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.dev.json', diagnostics: { warnOnly: false } }];
-const base = { testEnvironment: 'node', transform: { '^.+\\.ts$': tsJest } };
+const base = { testEnvironment: 'node', transform: { '^.+\\.ts$': tsJest }, modulePathIgnorePatterns: ['<rootDir>/dist/'] };
 
 module.exports = {
 	projects: [

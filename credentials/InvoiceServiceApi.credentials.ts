@@ -15,14 +15,20 @@ const NORMALISED_BASE_URL =
 const TEST_FAILURES: Array<[number, string]> = [
 	[401, 'The API key was rejected (HTTP 401): check the API key'],
 	[403, 'The API key is not allowed to run the create-customer workflow (HTTP 403)'],
-	[404, 'Nothing found at this Base URL (HTTP 404): check the Base URL (the app address, optionally followed by /api/1.1/wf) and that the create-customer workflow is exposed as an API workflow'],
-	[405, 'The Base URL does not accept the service\'s requests (HTTP 405): check the Base URL'],
+	[
+		404,
+		'Nothing found at this Base URL (HTTP 404): check the Base URL (the app address, optionally followed by /api/1.1/wf) and that the create-customer workflow is exposed as an API workflow',
+	],
+	[405, "The Base URL does not accept the service's requests (HTTP 405): check the Base URL"],
 	[429, 'The service is rate limiting this key right now (HTTP 429): try again in a minute'],
 	[500, 'The service had an error (HTTP 500): try again later'],
 	[502, 'The service or a proxy in front of it is failing (HTTP 502): try again later'],
 	[503, 'The service is unavailable (HTTP 503): try again later'],
 	[504, 'The service did not answer in time (HTTP 504): try again later'],
-	[200, 'The Base URL accepted an empty request, which the Customer and Invoice Service would refuse: check that the Base URL points to the service'],
+	[
+		200,
+		'The Base URL accepted an empty request, which the Customer and Invoice Service would refuse: check that the Base URL points to the service',
+	],
 ];
 
 export class InvoiceServiceApi implements ICredentialType {
@@ -43,7 +49,7 @@ export class InvoiceServiceApi implements ICredentialType {
 			required: true,
 			placeholder: 'https://your-app.bubbleapps.io/api/1.1/wf',
 			description:
-				'The address of the service\'s workflow API. The app address alone works too: /api/1.1/wf is added. For the development version use https://your-app.bubbleapps.io/version-test.',
+				"The address of the service's workflow API. The app address alone works too: /api/1.1/wf is added. For the development version use https://your-app.bubbleapps.io/version-test.",
 		},
 		{
 			displayName: 'API Key',
@@ -52,7 +58,8 @@ export class InvoiceServiceApi implements ICredentialType {
 			typeOptions: { password: true },
 			default: '',
 			required: true,
-			description: 'The API key from the app\'s API settings. It carries full access to the account: keep it private.',
+			description:
+				"The API key from the app's API settings. It carries full access to the account: keep it private.",
 		},
 		{
 			displayName: 'Allow Plain HTTP',

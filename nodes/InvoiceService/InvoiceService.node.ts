@@ -1,4 +1,9 @@
-import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
+import type {
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+} from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import * as customer from './actions/customer';
@@ -13,7 +18,8 @@ export class InvoiceService implements INodeType {
 		group: ['output'],
 		version: 1,
 		subtitle: '={{ $parameter["operation"] + ": " + $parameter["resource"] }}',
-		description: 'Create customers and PDF invoices (optionally e-mailed) in the Customer and Invoice Service',
+		description:
+			'Create customers and PDF invoices (optionally e-mailed) in the Customer and Invoice Service',
 		defaults: { name: 'Invoice Service' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],

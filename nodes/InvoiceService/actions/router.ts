@@ -8,7 +8,11 @@ import * as customer from './customer';
 import * as invoice from './invoice';
 
 interface Operation {
-	execute(this: IExecuteFunctions, itemIndex: number, client: ServiceClient): Promise<INodeExecutionData>;
+	execute(
+		this: IExecuteFunctions,
+		itemIndex: number,
+		client: ServiceClient,
+	): Promise<INodeExecutionData>;
 	createdId(json: IDataObject): string | undefined;
 }
 
@@ -29,7 +33,10 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	const operationName = this.getNodeParameter('operation', 0) as string;
 	const operation = operations[resource]?.[operationName];
 	if (!operation) {
-		throw new NodeOperationError(this.getNode(), `The operation "${operationName}" is not known for "${resource}"`);
+		throw new NodeOperationError(
+			this.getNode(),
+			`The operation "${operationName}" is not known for "${resource}"`,
+		);
 	}
 
 	// Run-wide settings come from the first item: they shape the whole batch, not one request.
@@ -60,7 +67,9 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 						json: {
 							error: error.message,
 							...(error.description ? { description: error.description } : {}),
-							...(error instanceof NodeApiError && error.httpCode ? { httpCode: error.httpCode } : {}),
+							...(error instanceof NodeApiError && error.httpCode
+								? { httpCode: error.httpCode }
+								: {}),
 						},
 						error,
 						pairedItem: { item: itemIndex },
@@ -81,10 +90,14 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 
 function asNodeError(context: IExecuteFunctions, error: unknown, itemIndex: number): NodeError {
 	if (error instanceof FieldError) {
-		return new NodeOperationError(context.getNode(), `Item ${itemIndex}: ${error.field} ${error.problem}`, {
-			itemIndex,
-			description: 'Nothing was sent to the service for this item.',
-		});
+		return new NodeOperationError(
+			context.getNode(),
+			`Item ${itemIndex}: ${error.field} ${error.problem}`,
+			{
+				itemIndex,
+				description: 'Nothing was sent to the service for this item.',
+			},
+		);
 	}
 	if (error instanceof NodeApiError || error instanceof NodeOperationError) return error;
 	return new NodeOperationError(context.getNode(), error as Error, { itemIndex });
@@ -107,7 +120,8 @@ function withStopReport(
 		const id = result ? operation.createdId(result.json) : undefined;
 		if (id) created.push(`item ${index} (${id})`);
 	});
-	const shown = created.length > 20 ? [...created.slice(0, 20), `and ${created.length - 20} more`] : created;
+	const shown =
+		created.length > 20 ? [...created.slice(0, 20), `and ${created.length - 20} more`] : created;
 	const report = [
 		created.length
 			? `Already created in this run before it stopped: ${shown.join(', ')}. Skip these when you run again.`

@@ -20,7 +20,8 @@ export class FieldError extends Error {
 export function describeValue(value: unknown): string {
 	if (value === undefined) return 'nothing';
 	if (value === null) return 'null';
-	const text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
+	const text =
+		typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
 	return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
@@ -43,7 +44,10 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export function requireEmail(value: unknown, field: string): string {
 	const text = requireText(value, field);
 	if (!EMAIL.test(text)) {
-		throw new FieldError(field, `must be an e-mail address like name@example.com, got ${describeValue(value)}`);
+		throw new FieldError(
+			field,
+			`must be an e-mail address like name@example.com, got ${describeValue(value)}`,
+		);
 	}
 	return text;
 }
@@ -67,7 +71,10 @@ export type Currency = (typeof CURRENCIES)[number];
 export function requireCurrency(value: unknown, field: string): Currency {
 	const text = typeof value === 'string' ? value.trim().toUpperCase() : value;
 	if (!CURRENCIES.includes(text as Currency)) {
-		throw new FieldError(field, `must be one of ${CURRENCIES.join(', ')}, got ${describeValue(value)}`);
+		throw new FieldError(
+			field,
+			`must be one of ${CURRENCIES.join(', ')}, got ${describeValue(value)}`,
+		);
 	}
 	return text as Currency;
 }
@@ -76,14 +83,18 @@ export function requireCurrency(value: unknown, field: string): Currency {
 export function requirePriceCents(value: unknown, field: string): number {
 	const cents = value === '' || value === null ? null : toCents(value);
 	if (cents === null) {
-		throw new FieldError(field, `must be a number with at most 2 decimals, like 19.99, got ${describeValue(value)}`);
+		throw new FieldError(
+			field,
+			`must be a number with at most 2 decimals, like 19.99, got ${describeValue(value)}`,
+		);
 	}
 	return cents;
 }
 
 export function requirePositiveAmountCents(value: unknown, field: string): number {
 	const cents = requirePriceCents(value, field);
-	if (cents <= 0) throw new FieldError(field, `must be greater than 0, got ${describeValue(value)}`);
+	if (cents <= 0)
+		throw new FieldError(field, `must be greater than 0, got ${describeValue(value)}`);
 	return cents;
 }
 
@@ -107,11 +118,15 @@ export function parseLineItems(value: unknown, field: string): LineItem[] {
 		} catch (error) {
 			parseProblem = (error as Error).message;
 		}
-		if (parseProblem !== undefined) throw new FieldError(field, `is not valid JSON (${parseProblem})`);
+		if (parseProblem !== undefined)
+			throw new FieldError(field, `is not valid JSON (${parseProblem})`);
 	}
 	if (lines === undefined || lines === null) lines = [];
 	if (!Array.isArray(lines)) {
-		throw new FieldError(field, `must be an array of lines like [{"description": "Consulting", "price": 100}], got ${describeValue(value)}`);
+		throw new FieldError(
+			field,
+			`must be an array of lines like [{"description": "Consulting", "price": 100}], got ${describeValue(value)}`,
+		);
 	}
 	if (lines.length === 0) {
 		throw new FieldError(field, 'must contain at least one line item');
@@ -119,7 +134,10 @@ export function parseLineItems(value: unknown, field: string): LineItem[] {
 	return lines.map((line: unknown, index) => {
 		const where = `${field}, line ${index + 1}`;
 		if (typeof line !== 'object' || line === null || Array.isArray(line)) {
-			throw new FieldError(where, `must be an object with "description" and "price", got ${describeValue(line)}`);
+			throw new FieldError(
+				where,
+				`must be an object with "description" and "price", got ${describeValue(line)}`,
+			);
 		}
 		const { description, price, ...extra } = line as IDataObject;
 		return {

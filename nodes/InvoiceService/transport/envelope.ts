@@ -9,14 +9,21 @@ export interface RawResponse {
 
 export type Outcome =
 	| { ok: true; data: IDataObject }
-	| { ok: false; httpCode: number; serviceMessage?: string; bodyKind: 'json' | 'html' | 'text' | 'empty'; retryAfterMs?: number };
+	| {
+			ok: false;
+			httpCode: number;
+			serviceMessage?: string;
+			bodyKind: 'json' | 'html' | 'text' | 'empty';
+			retryAfterMs?: number;
+	  };
 
 function isObject(value: unknown): value is IDataObject {
 	return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function parseBody(body: unknown): { kind: 'json' | 'html' | 'text' | 'empty'; value: unknown } {
-	if (body === undefined || body === null || body === '') return { kind: 'empty', value: undefined };
+	if (body === undefined || body === null || body === '')
+		return { kind: 'empty', value: undefined };
 	if (Buffer.isBuffer(body)) return parseBody(body.toString('utf8'));
 	if (typeof body !== 'string') return { kind: 'json', value: body };
 	const text = body.trim();
@@ -38,7 +45,8 @@ function parseBody(body: unknown): { kind: 'json' | 'html' | 'text' | 'empty'; v
 export function findServiceMessage(value: unknown): string | undefined {
 	if (!isObject(value)) return undefined;
 	for (const key of ['message', 'translation', 'error_description']) {
-		if (typeof value[key] === 'string' && (value[key] as string).trim()) return (value[key] as string).trim();
+		if (typeof value[key] === 'string' && (value[key] as string).trim())
+			return (value[key] as string).trim();
 	}
 	if (typeof value.error === 'string' && value.error.trim()) return value.error.trim();
 	for (const key of ['body', 'error', 'response']) {
@@ -94,7 +102,9 @@ export function interpretResponse(raw: RawResponse): Outcome {
 	}
 	if (isObject(value.response)) {
 		// The Bubble envelope: only "success" carries a record.
-		return String(value.status).toLowerCase() === 'success' ? { ok: true, data: value.response } : fail(raw.statusCode);
+		return String(value.status).toLowerCase() === 'success'
+			? { ok: true, data: value.response }
+			: fail(raw.statusCode);
 	}
 	return { ok: true, data: value };
 }

@@ -55,24 +55,30 @@ export function httpFailure(
 		return {
 			...base,
 			retryable: false,
-			message: serviceMessage ?? `The service reported an error for ${call.endpoint} without saying why`,
-			description: 'The service answered HTTP 200 but marked the call as failed ("status": "error").',
+			message:
+				serviceMessage ?? `The service reported an error for ${call.endpoint} without saying why`,
+			description:
+				'The service answered HTTP 200 but marked the call as failed ("status": "error").',
 		};
 	}
 	if (httpCode === 400) {
 		return {
 			...base,
 			retryable: false,
-			message: serviceMessage ?? `The service rejected the data sent to ${call.endpoint} (HTTP 400)`,
-			description: 'HTTP 400: the service found the input invalid. Correct the field it names and run again.',
+			message:
+				serviceMessage ?? `The service rejected the data sent to ${call.endpoint} (HTTP 400)`,
+			description:
+				'HTTP 400: the service found the input invalid. Correct the field it names and run again.',
 		};
 	}
 	if (httpCode === 401) {
 		return {
 			...base,
 			retryable: false,
-			message: 'The API key was rejected (HTTP 401): check the API key in the Invoice Service API credential',
-			description: 'The service did not accept the key. Copy a current API key from the app\'s API settings into the credential.',
+			message:
+				'The API key was rejected (HTTP 401): check the API key in the Invoice Service API credential',
+			description:
+				"The service did not accept the key. Copy a current API key from the app's API settings into the credential.",
 		};
 	}
 	if (httpCode === 403) {
@@ -80,7 +86,8 @@ export function httpFailure(
 			...base,
 			retryable: false,
 			message: `Access denied to ${call.endpoint} (HTTP 403)${said}`,
-			description: 'The key was read but is not allowed to run this workflow. Check the key and the workflow\'s API permissions in the app.',
+			description:
+				"The key was read but is not allowed to run this workflow. Check the key and the workflow's API permissions in the app.",
 		};
 	}
 	if (httpCode === 404) {
@@ -88,7 +95,8 @@ export function httpFailure(
 			...base,
 			retryable: false,
 			message: `Nothing found at ${call.url} (HTTP 404): check the Base URL and that the "${call.endpoint}" workflow is exposed as an API workflow`,
-			description: 'The Base URL should be the app address followed by /api/1.1/wf (or /version-test/api/1.1/wf for the development version).',
+			description:
+				'The Base URL should be the app address followed by /api/1.1/wf (or /version-test/api/1.1/wf for the development version).',
 		};
 	}
 	if (httpCode === 409) {
@@ -104,7 +112,8 @@ export function httpFailure(
 			...base,
 			retryable: true,
 			message: `Rate limited by the service (HTTP 429)${said}`,
-			description: 'The service allows only so many requests per minute. Lower the Concurrency option or raise Max Retry Wait.',
+			description:
+				'The service allows only so many requests per minute. Lower the Concurrency option or raise Max Retry Wait.',
 		};
 	}
 	if (httpCode === 503) {
@@ -112,7 +121,8 @@ export function httpFailure(
 			...base,
 			retryable: true,
 			message: `The service is unavailable (HTTP 503)${said}`,
-			description: 'The service said it is temporarily unavailable and did not process the request.',
+			description:
+				'The service said it is temporarily unavailable and did not process the request.',
 		};
 	}
 	if (httpCode >= 500) {
@@ -133,7 +143,11 @@ export function httpFailure(
 }
 
 /** A 2xx answer that lacks the field that identifies what was created. */
-export function unexpectedAnswer(data: Record<string, unknown>, requiredField: string, call: CallContext): Failure {
+export function unexpectedAnswer(
+	data: Record<string, unknown>,
+	requiredField: string,
+	call: CallContext,
+): Failure {
 	const keys = Object.keys(data);
 	return {
 		retryable: false,
@@ -143,7 +157,14 @@ export function unexpectedAnswer(data: Record<string, unknown>, requiredField: s
 }
 
 // Codes that mean the request never reached the service: safe to send again.
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'EADDRNOTAVAIL']);
+const NOT_SENT = new Set([
+	'ECONNREFUSED',
+	'ENOTFOUND',
+	'EAI_AGAIN',
+	'ENETUNREACH',
+	'EHOSTUNREACH',
+	'EADDRNOTAVAIL',
+]);
 const TIMEOUT = new Set(['ETIMEDOUT', 'ECONNABORTED', 'ESOCKETTIMEDOUT']);
 
 /** Finds the first error code (ECONNREFUSED, ...) along an error's cause chain. */
@@ -158,7 +179,11 @@ export function findErrorCode(error: unknown): string | undefined {
 }
 
 /** Failure for a request that got no HTTP answer. */
-export function networkFailure(code: string | undefined, rawMessage: string, call: CallContext): Failure {
+export function networkFailure(
+	code: string | undefined,
+	rawMessage: string,
+	call: CallContext,
+): Failure {
 	const host = safeHost(call.url);
 	if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
 		return {

@@ -49,13 +49,19 @@ export class ServiceClient {
 		const baseUrl = normalizeBaseUrl(String(credentials.baseUrl ?? ''));
 		const problem = checkBaseUrl(baseUrl, credentials.allowHttp === true);
 		if (problem) {
-			throw new NodeApiError(context.getNode(), { message: problem } as JsonObject, { message: problem });
+			throw new NodeApiError(context.getNode(), { message: problem } as JsonObject, {
+				message: problem,
+			});
 		}
 		return new ServiceClient(context, baseUrl, options);
 	}
 
 	/** POSTs a JSON body to an endpoint (e.g. "create-customer") and returns the unwrapped record. */
-	async post(endpoint: string, body: IDataObject, { itemIndex, requiredField, conflictMessage }: PostOptions): Promise<IDataObject> {
+	async post(
+		endpoint: string,
+		body: IDataObject,
+		{ itemIndex, requiredField, conflictMessage }: PostOptions,
+	): Promise<IDataObject> {
 		const url = `${this.baseUrl}/${endpoint}`;
 		const call: CallContext = { endpoint, url, conflictMessage };
 		const request: IHttpRequestOptions = {
@@ -109,24 +115,46 @@ export class ServiceClient {
 		return await this.withRetries(call, itemIndex, async () => {
 			let raw: RawResponse;
 			try {
-				raw = (sameOrigin
-					? await this.context.helpers.httpRequestWithAuthentication.call(this.context, CREDENTIAL_TYPE, { ...request })
-					: await this.context.helpers.httpRequest({ ...request })) as RawResponse;
+				raw = (
+					sameOrigin
+						? await this.context.helpers.httpRequestWithAuthentication.call(
+								this.context,
+								CREDENTIAL_TYPE,
+								{ ...request },
+							)
+						: await this.context.helpers.httpRequest({ ...request })
+				) as RawResponse;
 			} catch (error) {
 				rethrowIfCancelled(error);
-				return { ok: false, failure: { ...networkFailure(findErrorCode(error), messageOf(error), call), retryable: true } };
+				return {
+					ok: false,
+					failure: {
+						...networkFailure(findErrorCode(error), messageOf(error), call),
+						retryable: true,
+					},
+				};
 			}
 			if (raw.statusCode < 200 || raw.statusCode > 299) {
-				return { ok: false, failure: httpFailure({ httpCode: raw.statusCode, bodyKind: 'binary' }, call) };
+				return {
+					ok: false,
+					failure: httpFailure({ httpCode: raw.statusCode, bodyKind: 'binary' }, call),
+				};
 			}
 			const data = Buffer.isBuffer(raw.body) ? raw.body : Buffer.from(raw.body as ArrayBuffer);
 			const contentType = raw.headers?.['content-type'];
-			return { ok: true, value: { data, ...(typeof contentType === 'string' ? { contentType } : {}) } };
+			return {
+				ok: true,
+				value: { data, ...(typeof contentType === 'string' ? { contentType } : {}) },
+			};
 		});
 	}
 
 	/** Runs one attempt after another until it succeeds, fails for good, or the item's wait budget is spent. */
-	private async withRetries<T>(call: CallContext, itemIndex: number, attempt: () => Promise<Attempt<T>>): Promise<T> {
+	private async withRetries<T>(
+		call: CallContext,
+		itemIndex: number,
+		attempt: () => Promise<Attempt<T>>,
+	): Promise<T> {
 		let waitedMs = 0;
 		for (let attemptNo = 0; ; attemptNo++) {
 			await this.throttle.ready();
@@ -151,10 +179,15 @@ export class ServiceClient {
 				? ` Retried for ${Math.round(waitedMs / 1000)} s (Max Retry Wait: ${Math.round(this.options.maxRetryWaitMs / 1000)} s), then gave up.`
 				: '';
 		const retryAfter =
-			failure.retryAfterMs !== undefined ? ` The service asked to wait ${Math.ceil(failure.retryAfterMs / 1000)} s.` : '';
+			failure.retryAfterMs !== undefined
+				? ` The service asked to wait ${Math.ceil(failure.retryAfterMs / 1000)} s.`
+				: '';
 		const description = `${failure.description ?? ''}${retryAfter}${gaveUp}`.trim();
 		// A plain object, never the request error itself: that one carries the request's headers.
-		const safeResponse: JsonObject = { message: failure.message, ...(failure.httpCode ? { httpCode: failure.httpCode } : {}) };
+		const safeResponse: JsonObject = {
+			message: failure.message,
+			...(failure.httpCode ? { httpCode: failure.httpCode } : {}),
+		};
 		return new NodeApiError(this.context.getNode(), safeResponse, {
 			message: failure.message,
 			...(description ? { description } : {}),

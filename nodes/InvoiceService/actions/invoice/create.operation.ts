@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 import { NodeApiError, updateDisplayOptions } from 'n8n-workflow';
 
 import { fromCents, sumCents } from '../../helpers/money';
@@ -47,7 +52,8 @@ const properties: INodeProperties[] = [
 			{
 				name: 'Using JSON',
 				value: 'json',
-				description: 'Pass an array of lines, usually with an expression over data from earlier nodes',
+				description:
+					'Pass an array of lines, usually with an expression over data from earlier nodes',
 			},
 		],
 		default: 'fields',
@@ -80,7 +86,8 @@ const properties: INodeProperties[] = [
 						type: 'number',
 						typeOptions: { numberPrecision: 2 },
 						default: 0,
-						description: 'The price of this line excluding VAT, in the invoice currency, with at most 2 decimals',
+						description:
+							'The price of this line excluding VAT, in the invoice currency, with at most 2 decimals',
 					},
 				],
 			},
@@ -146,7 +153,8 @@ const properties: INodeProperties[] = [
 				name: 'downloadPdf',
 				type: 'boolean',
 				default: false,
-				description: 'Whether to download the invoice PDF and attach it to the output item as a file',
+				description:
+					'Whether to download the invoice PDF and attach it to the output item as a file',
 			},
 			{
 				displayName: 'Put PDF in Field',
@@ -167,7 +175,10 @@ export const description = updateDisplayOptions(displayOptions, properties);
 
 /** Reads and validates one item's fields into the create-invoice request body; throws FieldError. */
 export function buildBody(this: IExecuteFunctions, itemIndex: number): IDataObject {
-	const customerId = requireCustomerId(this.getNodeParameter('customerId', itemIndex, ''), 'Customer ID');
+	const customerId = requireCustomerId(
+		this.getNodeParameter('customerId', itemIndex, ''),
+		'Customer ID',
+	);
 	const currency = requireCurrency(this.getNodeParameter('currency', itemIndex, ''), 'Currency');
 
 	const mode = this.getNodeParameter('lineItemsMode', itemIndex, 'fields') as string;
@@ -175,17 +186,24 @@ export function buildBody(this: IExecuteFunctions, itemIndex: number): IDataObje
 		mode === 'json'
 			? parseLineItems(this.getNodeParameter('lineItemsJson', itemIndex, ''), 'Line Items (JSON)')
 			: parseLineItems(
-					(this.getNodeParameter('lineItems', itemIndex, {}) as { item?: IDataObject[] }).item ?? [],
+					(this.getNodeParameter('lineItems', itemIndex, {}) as { item?: IDataObject[] }).item ??
+						[],
 					'Line Items',
 				);
 
 	let amountCents: number;
 	if (this.getNodeParameter('amountMode', itemIndex, 'sum') === 'custom') {
-		amountCents = requirePositiveAmountCents(this.getNodeParameter('amount', itemIndex, 0), 'Custom Amount');
+		amountCents = requirePositiveAmountCents(
+			this.getNodeParameter('amount', itemIndex, 0),
+			'Custom Amount',
+		);
 	} else {
 		amountCents = sumCents(lines.map((line) => line.priceCents));
 		if (amountCents <= 0) {
-			throw new FieldError('Line Items', `the sum of the line prices must be greater than 0, got ${fromCents(amountCents)}`);
+			throw new FieldError(
+				'Line Items',
+				`the sum of the line prices must be greater than 0, got ${fromCents(amountCents)}`,
+			);
 		}
 	}
 
@@ -194,7 +212,11 @@ export function buildBody(this: IExecuteFunctions, itemIndex: number): IDataObje
 		customer_id: customerId,
 		amount: fromCents(amountCents),
 		currency,
-		items: lines.map((line) => ({ ...line.extra, description: line.description, price: fromCents(line.priceCents) })),
+		items: lines.map((line) => ({
+			...line.extra,
+			description: line.description,
+			price: fromCents(line.priceCents),
+		})),
 		// Sent only when the user chose: the spec does not name the switch, and the service's default stands otherwise.
 		...(typeof options.sendEmail === 'boolean' ? { send_email: options.sendEmail } : {}),
 	};
@@ -211,24 +233,39 @@ export async function execute(
 		? requireText(options.binaryPropertyName ?? 'data', 'Put PDF in Field')
 		: undefined;
 
-	const invoice = await client.post('create-invoice', body, { itemIndex, requiredField: 'invoice_id' });
+	const invoice = await client.post('create-invoice', body, {
+		itemIndex,
+		requiredField: 'invoice_id',
+	});
 	if (binaryPropertyName === undefined) return { json: invoice };
 
 	const pdf = await downloadPdf.call(this, client, invoice, itemIndex);
 	return { json: invoice, binary: { [binaryPropertyName]: pdf } };
 }
 
-async function downloadPdf(this: IExecuteFunctions, client: ServiceClient, invoice: IDataObject, itemIndex: number) {
+async function downloadPdf(
+	this: IExecuteFunctions,
+	client: ServiceClient,
+	invoice: IDataObject,
+	itemIndex: number,
+) {
 	const invoiceId = String(invoice.invoice_id);
 	const url = typeof invoice.download_url === 'string' ? invoice.download_url : '';
 	// The invoice exists whatever happens below: every failure must say so, or a re-run creates a second one.
 	const fail = (reason: string, description?: string) =>
-		new NodeApiError(this.getNode(), { message: reason }, {
-			message: `Invoice ${invoiceId} was created, but its PDF could not be downloaded: ${reason}`,
-			description: `${description ? `${description} ` : ''}Do not run this item again (that would create a second invoice); fetch the PDF from the invoice's download_url instead.`,
-			itemIndex,
-		});
-	if (!/^https?:\/\//i.test(url)) throw fail(`the service gave no usable download_url (got ${JSON.stringify(invoice.download_url ?? null)})`);
+		new NodeApiError(
+			this.getNode(),
+			{ message: reason },
+			{
+				message: `Invoice ${invoiceId} was created, but its PDF could not be downloaded: ${reason}`,
+				description: `${description ? `${description} ` : ''}Do not run this item again (that would create a second invoice); fetch the PDF from the invoice's download_url instead.`,
+				itemIndex,
+			},
+		);
+	if (!/^https?:\/\//i.test(url))
+		throw fail(
+			`the service gave no usable download_url (got ${JSON.stringify(invoice.download_url ?? null)})`,
+		);
 
 	let file: { data: Buffer; contentType?: string };
 	try {
@@ -237,7 +274,9 @@ async function downloadPdf(this: IExecuteFunctions, client: ServiceClient, invoi
 		throw fail((error as Error).message, (error as NodeApiError).description ?? undefined);
 	}
 	if (file.data.subarray(0, 5).toString('latin1') !== '%PDF-') {
-		throw fail(`what came back from ${url} is not a PDF (content type ${file.contentType ?? 'unknown'}, ${file.data.length} bytes)`);
+		throw fail(
+			`what came back from ${url} is not a PDF (content type ${file.contentType ?? 'unknown'}, ${file.data.length} bytes)`,
+		);
 	}
 	return await this.helpers.prepareBinaryData(file.data, `${invoiceId}.pdf`, 'application/pdf');
 }
