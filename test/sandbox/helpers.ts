@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports */
 // Shared helpers for the sandbox tests: real HTTP on 127.0.0.1 with the global fetch.
 import { inflateSync } from 'node:zlib';
 
