@@ -1,10 +1,11 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports */
 import nock from 'nock';
 import { NodeApiError } from 'n8n-workflow';
 
 import { getBinaryBuffer, runNode, SOURCE_NODE_NAME, type RunOptions } from './harness';
 import { FixtureApi as FixtureApiCredential } from './fixtures/FixtureApi.credentials';
 import { FixtureApi } from './fixtures/FixtureApi.node';
+import { InvoiceServiceApi } from '../../credentials/InvoiceServiceApi.credentials';
+import { InvoiceService } from '../../nodes/InvoiceService/InvoiceService.node';
 
 const BASE = 'https://fixture.example.com';
 
@@ -166,5 +167,43 @@ describe('workflow harness (fixture node inside n8n-core WorkflowExecute)', () =
 		await expect(runNode(base({ parameters: {} }))).rejects.toThrow(
 			/The 'Fixture API' node has issues:[\s\S]*E-Mail/,
 		);
+	});
+});
+
+describe('workflow harness with the real Invoice Service node (smoke)', () => {
+	it('creates a customer through the node, authenticated by the real credential', async () => {
+		const scope = nock('https://app.example.com')
+			.post('/api/1.1/wf/create-customer', {
+				first_name: 'Ada',
+				last_name: 'Lovelace',
+				email: 'ada@example.com',
+			})
+			.matchHeader('authorization', 'Bearer live-key')
+			.reply(200, { id: 'cust_1', name: 'Ada Lovelace', email: 'ada@example.com' });
+
+		const result = await runNode({
+			node: InvoiceService,
+			credentialType: new InvoiceServiceApi(),
+			credentials: { baseUrl: 'https://app.example.com', apiKey: 'live-key', allowHttp: false },
+			parameters: {
+				resource: 'customer',
+				operation: 'create',
+				firstName: '={{ $json.first }}',
+				lastName: '={{ $json.last }}',
+				email: '={{ $json.mail }}',
+			},
+			items: [{ first: 'Ada', last: 'Lovelace', mail: 'ada@example.com' }],
+		});
+
+		expect(result.error).toBeUndefined();
+		expect(scope.isDone()).toBe(true);
+		expect(result.nodeName).toBe('Invoice Service');
+		expect(result.outputs[0]).toHaveLength(1);
+		expect(result.outputs[0][0].json).toMatchObject({
+			id: 'cust_1',
+			name: 'Ada Lovelace',
+			email: 'ada@example.com',
+		});
+		expect(result.outputs[0][0].pairedItem).toEqual({ item: 0 });
 	});
 });
