@@ -66,13 +66,23 @@ export function pdfStreams(pdf: Buffer): string[] {
 		} catch {
 			out.push(bytes.toString('latin1'));
 		}
-		re.lastIndex = end;
+		re.lastIndex = end + 'endstream'.length;
 	}
 	return out;
 }
 
-/** True when a page content stream draws `text` (pdf-lib writes standard-font text as <hex> Tj). */
+/** The text runs drawn by the content streams (pdf-lib writes standard-font text as <hex> Tj). */
+export function pdfTextRuns(pdf: Buffer): string[] {
+	const runs: string[] = [];
+	for (const stream of pdfStreams(pdf)) {
+		for (const m of stream.matchAll(/<([0-9A-Fa-f]*)>\s*Tj|\(((?:[^()\\]|\\.)*)\)\s*Tj/g)) {
+			runs.push(m[1] !== undefined ? Buffer.from(m[1], 'hex').toString('latin1') : m[2]);
+		}
+	}
+	return runs;
+}
+
+/** True when some text run on a page contains `text`. */
 export function pdfDrawsText(pdf: Buffer, text: string): boolean {
-	const hex = Buffer.from(text, 'latin1').toString('hex').toUpperCase();
-	return pdfStreams(pdf).some((s) => s.includes(`<${hex}> Tj`) || s.includes(`(${text}) Tj`));
+	return pdfTextRuns(pdf).some((run) => run.includes(text));
 }
