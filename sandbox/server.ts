@@ -246,6 +246,12 @@ class HttpError extends Error {
 	}
 }
 
+class ClientGone extends Error {
+	constructor() {
+		super('the client closed the connection before the request was complete');
+	}
+}
+
 interface Reply {
 	status: number;
 	body: unknown;
@@ -341,7 +347,8 @@ class SandboxServer {
 	}
 
 	private onHandlerError(err: unknown, req: http.IncomingMessage, res: http.ServerResponse): void {
-		if (this.closed || (err instanceof Error && err.name === 'AbortError')) {
+		// Shutting down, or the client went away mid-request: nothing to answer, nothing went wrong here.
+		if (this.closed || (err instanceof Error && err.name === 'AbortError') || err instanceof ClientGone || req.socket.destroyed) {
 			destroySocket(req.socket);
 			return;
 		}
@@ -500,8 +507,11 @@ class SandboxServer {
 				else chunks.push(chunk);
 			});
 			req.on('end', () => (tooLarge ? reject(new HttpError(413, `The request body is larger than ${MAX_BODY} bytes`)) : resolve(Buffer.concat(chunks))));
-			req.on('error', reject);
-			req.on('aborted', () => reject(new Error('request aborted')));
+			req.on('error', () => reject(new ClientGone()));
+			req.on('aborted', () => reject(new ClientGone()));
+			req.on('close', () => {
+				if (!req.complete) reject(new ClientGone());
+			});
 		});
 	}
 
