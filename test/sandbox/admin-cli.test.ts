@@ -1,7 +1,5 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { parseCliConfig } from '../../sandbox/config';
+import { runCli } from '../../sandbox/run';
 import { resolveOptions, startSandbox, type Sandbox } from '../../sandbox/server';
 import { call, customer, invoice } from './helpers';
 
@@ -134,37 +132,31 @@ describe('CLI configuration', () => {
 		expect(() => parseCliConfig(argv, {})).toThrow();
 	});
 
-	it('starts, prints its config, base URL and key, serves, and exits cleanly on SIGTERM', async () => {
-		const root = join(__dirname, '..', '..');
-		const child = spawn(process.execPath, ['--import', 'tsx', 'sandbox/cli.ts', '--port', '0', '--style', 'bubble', '--key', 'cli-key'], {
-			cwd: root,
-			env: { ...process.env, SANDBOX_LATENCY: '1' },
-			stdio: ['ignore', 'pipe', 'pipe'],
-		});
-		let out = '';
-		child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-		child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-		const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-		try {
-			const ready = await new Promise<{ baseUrl: string; apiKey: string; rootUrl: string }>((resolve, reject) => {
-				child.stdout.on('data', () => {
-					const m = /^SANDBOX_READY (.+)$/m.exec(out);
-					if (m) resolve(JSON.parse(m[1]) as { baseUrl: string; apiKey: string; rootUrl: string });
-				});
-				void exited.then(() => reject(new Error(`CLI exited early:\n${out}`)));
-			});
-			expect(out).toContain('"style":"bubble"');
-			expect(out).toContain('"latencyMs":1');
-			expect(out).toContain(`base URL: ${ready.baseUrl}`);
-			expect(out).toContain('API key:  cli-key');
-			expect(ready.apiKey).toBe('cli-key');
-			const res = await call(`${ready.baseUrl}/create-customer`, { key: 'cli-key', body: customer(1) });
-			expect(res.json).toMatchObject({ status: 'success', response: { id: 'cust_1' } });
-			child.kill('SIGTERM');
-			expect(await exited).toBe(0);
-			expect(out).toMatch(/SIGTERM received; closing \(served 1 requests, 1 customers, 0 invoices\)/);
-		} finally {
-			if (child.exitCode === null) child.kill('SIGKILL');
-		}
-	}, 15_000);
+	it('starts, prints its config, base URL and key, serves, and closes cleanly when stopped', async () => {
+		const lines: string[] = [];
+		const io = { log: (l: string) => lines.push(l), error: (l: string) => lines.push(l) };
+		const running = await runCli(['--port', '0', '--style', 'bubble', '--key', 'cli-key'], { SANDBOX_LATENCY: '1' }, io);
+		if (typeof running === 'number') throw new Error(`runCli returned exit code ${running}: ${lines.join('\n')}`);
+		const out = lines.join('\n');
+		const ready = JSON.parse(/^SANDBOX_READY (.+)$/m.exec(out)![1]) as { baseUrl: string; apiKey: string };
+		expect(out).toContain('"style":"bubble"');
+		expect(out).toContain('"latencyMs":1');
+		expect(out).toContain(`base URL: ${ready.baseUrl}`);
+		expect(out).toContain('API key:  cli-key');
+		expect(ready).toMatchObject({ baseUrl: running.sandbox.baseUrl, apiKey: 'cli-key' });
+		const res = await call(`${ready.baseUrl}/create-customer`, { key: 'cli-key', body: customer(1) });
+		expect(res.json).toMatchObject({ status: 'success', response: { id: 'cust_1' } });
+		await Promise.all([running.stop('SIGTERM'), running.stop('SIGINT')]);
+		expect(lines.filter((l) => l.includes('received; closing'))).toEqual(['sandbox: SIGTERM received; closing (served 1 requests, 1 customers, 0 invoices)']);
+		await expect(fetch(ready.baseUrl)).rejects.toThrow();
+	});
+
+	it('prints usage for --help and exits 2 on a bad flag', async () => {
+		const lines: string[] = [];
+		const io = { log: (l: string) => lines.push(l), error: (l: string) => lines.push(`ERR ${l}`) };
+		expect(await runCli(['--help'], {}, io)).toBe(0);
+		expect(lines.join('\n')).toContain('SANDBOX_FAULT_RESET_AFTER');
+		expect(await runCli(['--fault-slow', 'lots'], {}, io)).toBe(2);
+		expect(lines[lines.length - 1]).toMatch(/^ERR sandbox: --fault-slow/);
+	});
 });
