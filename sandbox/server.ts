@@ -314,6 +314,7 @@ class SandboxServer {
 	private statsData = emptyStats();
 	private faultRng: () => number = Math.random;
 	private jitterRng: () => number = Math.random;
+	private pdfJitterRng: () => number = Math.random;
 	private tokens = 0;
 	private tokensAt = 0;
 
@@ -406,6 +407,7 @@ class SandboxServer {
 		const seed = this.opts.seed;
 		this.faultRng = createRng(seed);
 		this.jitterRng = createRng(seed === undefined ? undefined : seed + 0x9e3779b9);
+		this.pdfJitterRng = createRng(seed === undefined ? undefined : seed + 0x7f4a7c15);
 	}
 
 	private refillBucket(): void {
@@ -611,8 +613,7 @@ class SandboxServer {
 			this.sendJson(res, 404, { status: 'error', message: `No such file: ${pathname}` });
 			return;
 		}
-		const latency = this.latency(this.jitterRng());
-		await this.wait(latency);
+		await this.wait(this.latency(this.pdfJitterRng()));
 		const pdf = await this.pdfFor(invoice);
 		this.statsData.pdf.downloads++;
 		if (req.headers.authorization !== undefined) this.statsData.pdf.downloadsWithAuthorization++;
