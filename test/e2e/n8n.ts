@@ -499,7 +499,8 @@ export function nodesThatRan(run: RunData | undefined): string[] {
 
 /**
  * The bytes of a binary property. n8n keeps binary data either inline (base64 in `data`, the "default"
- * mode) or on disk (`id` = `filesystem-v2:<path>` or `filesystem:<id>` under `<n8nDir>/binaryData`).
+ * mode, 1.x's default) or on disk (`id` = `filesystem-v2:<path>`, `data` = "filesystem-v2": 2.x's default,
+ * under `<n8nDir>/storage`).
  */
 export function readBinary(home: N8nHome, ref: BinaryRef): Buffer {
 	if (ref.id && typeof ref.id === 'string') {
@@ -507,10 +508,10 @@ export function readBinary(home: N8nHome, ref: BinaryRef): Buffer {
 		const mode = ref.id.slice(0, sep);
 		const rest = ref.id.slice(sep + 1);
 		if (mode.startsWith('filesystem')) {
-			const base = path.join(home.n8nDir, 'binaryData');
-			const candidates = [path.join(base, rest), path.join(base, 'storage', rest)];
+			// N8N_BINARY_DATA_STORAGE_PATH defaults to <n8nDir>/storage (2.x) or <n8nDir>/binaryData (1.x).
+			const candidates = ['storage', 'binaryData'].map((d) => path.join(home.n8nDir, d, rest));
 			for (const c of candidates) if (fs.existsSync(c)) return fs.readFileSync(c);
-			throw new Error(`binary ${ref.id} not found under ${base}`);
+			throw new Error(`binary ${ref.id} not found in ${candidates.join(' or ')}`);
 		}
 		throw new Error(`binary data mode "${mode}" is not readable by the e2e driver`);
 	}
