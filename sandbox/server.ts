@@ -343,7 +343,10 @@ class SandboxServer {
 			else socket.destroy();
 		});
 		server.on('connection', (socket) => socket.on('error', () => undefined));
-		server.keepAliveTimeout = 5_000;
+		// Long idle keep-alive (like a cloud load balancer) so a client reusing a pooled socket does not race the
+		// server's idle close and see a spurious ECONNRESET that would look like an injected fault.
+		server.keepAliveTimeout = 65_000;
+		server.headersTimeout = 66_000;
 		return server;
 	}
 
