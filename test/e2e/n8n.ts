@@ -172,7 +172,10 @@ export function packPackage(opts: { echo?: boolean } = {}): Promise<string> {
 			const existing = fs.existsSync(dir)
 				? fs.readdirSync(dir).find((f) => f.endsWith('.tgz'))
 				: undefined;
-			if (existing) return path.join(dir, existing);
+			if (existing) {
+				if (opts.echo) console.log(`[pack] sources unchanged since the last pack: reusing ${existing}`);
+				return path.join(dir, existing);
+			}
 			await mustRun('npm', ['run', 'build'], { echo: opts.echo });
 			const tmp = `${dir}.tmp-${process.pid}`;
 			fs.rmSync(tmp, { recursive: true, force: true });
