@@ -61,10 +61,11 @@ install_one() {
   (cd "$dir" && npm install --no-audit --no-fund --loglevel=notice >"$dir/install.log" 2>&1) &
   local pid=$!
   # npm prints nothing useful without a TTY: show elapsed time and size instead.
+  local ticks=0 size
   while kill -0 "$pid" 2>/dev/null; do
-    sleep 15
-    if kill -0 "$pid" 2>/dev/null; then
-      local size
+    sleep 1
+    ticks=$((ticks + 1))
+    if [ $((ticks % 15)) -eq 0 ] && kill -0 "$pid" 2>/dev/null; then
       size="$(du -sh "$dir/node_modules" 2>/dev/null | cut -f1 || true)"
       log "n8n $version: $((SECONDS - start)) s, node_modules ${size:-0}"
     fi
