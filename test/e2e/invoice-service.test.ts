@@ -98,6 +98,11 @@ describe.each(N8N_VERSIONS)('Invoice Service node in a real n8n %s', (version) =
 				id: 'e2eErrorOutput',
 				credential: use('credPlain0000001'),
 			}),
+			// The same workflow again: now every e-mail exists, so every item goes to the error output.
+			prepareWorkflow(loadExample('customer-error-output.json'), {
+				id: 'e2eErrorOutput2',
+				credential: use('credPlain0000001'),
+			}),
 			prepareWorkflow(loadExample('invoice-from-json-lines.json'), {
 				id: 'e2eJsonLines',
 				credential: use('credPlain0000001'),
@@ -177,12 +182,37 @@ describe.each(N8N_VERSIONS)('Invoice Service node in a real n8n %s', (version) =
 			'grace.hopper@example.com',
 		]);
 		expect(failed).toHaveLength(1);
-		expect(JSON.stringify(failed[0].json)).toContain(
+		expect(failed[0].json.error).toBe(
 			'A customer with the e-mail grace.hopper@example.com already exists',
 		);
+		// Items 0 and 2 carry the same e-mail; whichever reached the service second is the one that failed.
+		const failedIndex = (failed[0].pairedItem as { item: number }).item;
+		expect([0, 2]).toContain(failedIndex);
+		const pairedCreated = nodeOutput(r.run, 'Create customer', 0).map(
+			(i) => (i.pairedItem as { item: number }).item,
+		);
+		expect(pairedCreated.sort()).toEqual([0, 1, 2].filter((i) => i !== failedIndex));
 		expect(outputJson(r.run, 'Not created (already exists)')).toHaveLength(1);
 		expect(outputJson(r.run, 'Created')).toHaveLength(2);
 		expect(plain.stats().customersByEmail['grace.hopper@example.com']).toBe(1);
+	});
+
+	test('a second run of the same customers sends every item to the error output', () => {
+		const r = batch.results.e2eErrorOutput2;
+		expect(r.code).toBe(0);
+		expect(nodeOutput(r.run, 'Create customer', 0)).toEqual([]);
+		const failed = nodeOutput(r.run, 'Create customer', 1);
+		expect(failed.map((i) => i.json.error)).toEqual([
+			'A customer with the e-mail grace.hopper@example.com already exists',
+			'A customer with the e-mail alan.turing@example.com already exists',
+			'A customer with the e-mail grace.hopper@example.com already exists',
+		]);
+		expect(failed.map((i) => i.pairedItem)).toEqual([{ item: 0 }, { item: 1 }, { item: 2 }]);
+		expect(nodesThatRan(r.run)).not.toContain('Created');
+		expect(plain.stats().customersByEmail).toMatchObject({
+			'grace.hopper@example.com': 1,
+			'alan.turing@example.com': 1,
+		});
 	});
 
 	test('line items from a JSON expression (lineItemsMode json) become the invoice lines', () => {
