@@ -43,7 +43,12 @@ export const invoiceParameters = (extra: INodeParameters = {}): INodeParameters 
 	customerId: 'cust_7',
 	currency: 'EUR',
 	lineItemsMode: 'fields',
-	lineItems: { item: [{ description: 'Consulting', price: 100.1 }, { description: 'Travel', price: 0.2 }] },
+	lineItems: {
+		item: [
+			{ description: 'Consulting', price: 100.1 },
+			{ description: 'Travel', price: 0.2 },
+		],
+	},
 	...extra,
 });
 
@@ -53,6 +58,14 @@ export function everythingVisible(result: RunResult): string {
 	return JSON.stringify({
 		runData: result.runData,
 		outputs: result.outputs,
-		error: error ? { ...error, message: error.message, description: error.description, stack: error.stack, cause: error.cause } : null,
+		error: error
+			? {
+					...error,
+					message: error.message,
+					description: error.description,
+					stack: error.stack,
+					cause: error.cause,
+				}
+			: null,
 	});
 }

@@ -63,17 +63,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 			} catch (caught) {
 				const error = asNodeError(this, caught, itemIndex);
 				if (continueOnFail) {
-					results[itemIndex] = {
-						json: {
-							error: error.message,
-							...(error.description ? { description: error.description } : {}),
-							...(error instanceof NodeApiError && error.httpCode
-								? { httpCode: error.httpCode }
-								: {}),
-						},
-						error,
-						pairedItem: { item: itemIndex },
-					};
+					results[itemIndex] = { json: errorJson(error), pairedItem: { item: itemIndex } };
 				} else {
 					failures.push({ error, itemIndex });
 				}
@@ -86,6 +76,23 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		throw withStopReport(failures, results, operation, items.length - attempted);
 	}
 	return [results as INodeExecutionData[]];
+}
+
+/**
+ * An error item n8n routes to the error output: only the keys error, message and details may be present (with
+ * `item.error` set instead, n8n would replace the json with `{ error }` and drop the HTTP code).
+ */
+function errorJson(error: NodeError): IDataObject {
+	const httpCode = error instanceof NodeApiError && error.httpCode ? error.httpCode : undefined;
+	const itemIndex = error.context?.itemIndex as number | undefined;
+	return {
+		error: error.message,
+		details: {
+			...(httpCode ? { httpCode } : {}),
+			...(error.description ? { description: error.description } : {}),
+			...(itemIndex !== undefined ? { itemIndex } : {}),
+		},
+	};
 }
 
 function asNodeError(context: IExecuteFunctions, error: unknown, itemIndex: number): NodeError {
@@ -122,6 +129,7 @@ function withStopReport(
 	});
 	const shown =
 		created.length > 20 ? [...created.slice(0, 20), `and ${created.length - 20} more`] : created;
+	if (created.length === 0 && others.length === 0 && notSent === 0) return error;
 	const report = [
 		created.length
 			? `Already created in this run before it stopped: ${shown.join(', ')}. Skip these when you run again.`

@@ -125,7 +125,7 @@ export function parseLineItems(value: unknown, field: string): LineItem[] {
 	if (!Array.isArray(lines)) {
 		throw new FieldError(
 			field,
-			`must be an array of lines like [{"description": "Consulting", "price": 100}], got ${describeValue(value)}`,
+			`must be an array of lines like [{"description": "Consulting", "price": 100}], got ${describeValue(lines)}`,
 		);
 	}
 	if (lines.length === 0) {

@@ -135,10 +135,11 @@ export class ServiceClient {
 				};
 			}
 			if (raw.statusCode < 200 || raw.statusCode > 299) {
-				return {
-					ok: false,
-					failure: httpFailure({ httpCode: raw.statusCode, bodyKind: 'binary' }, call),
-				};
+				const failure = httpFailure({ httpCode: raw.statusCode, bodyKind: 'binary' }, call);
+				// Only "slow down" answers keep their meaning for a file; anything else is just the file missing.
+				if (failure.retryable) return { ok: false, failure };
+				const message = `${url} answered HTTP ${raw.statusCode}`;
+				return { ok: false, failure: { httpCode: raw.statusCode, retryable: false, message } };
 			}
 			const data = Buffer.isBuffer(raw.body) ? raw.body : Buffer.from(raw.body as ArrayBuffer);
 			const contentType = raw.headers?.['content-type'];

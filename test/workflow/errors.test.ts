@@ -1,0 +1,393 @@
+import nock from 'nock';
+import type { IDataObject, INodeParameters } from 'n8n-workflow';
+
+import {
+	API,
+	API_KEY,
+	ORIGIN,
+	customerParameters,
+	everythingVisible,
+	invoiceParameters,
+	runInvoiceService,
+} from './run-invoice-service';
+
+const ADA = { first: 'Ada', last: 'Lovelace', email: 'ada@example.com' };
+const noRetry = { options: { maxRetryWait: 0 } };
+
+afterEach(() => nock.cleanAll());
+
+async function createCustomerAgainst(
+	status: number,
+	body: unknown,
+	headers: Record<string, string> = {},
+) {
+	const scope = nock(ORIGIN)
+		.post(`${API}/create-customer`)
+		.reply(status, body as never, headers);
+	const result = await runInvoiceService({ parameters: customerParameters(noRetry), items: [ADA] });
+	expect(scope.isDone()).toBe(true);
+	expect(everythingVisible(result)).not.toContain(API_KEY);
+	return result;
+}
+
+describe('every answer of the service becomes one clear error', () => {
+	it.each([
+		[
+			'400 with the service message',
+			400,
+			{ status: 'error', message: 'first_name is required' },
+			{},
+			'first_name is required',
+			'400',
+		],
+		[
+			'401',
+			401,
+			{ status: 'error', message: 'Unauthorized' },
+			{},
+			'The API key was rejected (HTTP 401): check the API key in the Invoice Service API credential',
+			'401',
+		],
+		[
+			'401 in Bubble error_class shape',
+			401,
+			{ error_class: 'Unauthorized', translation: 'Invalid token' },
+			{},
+			'The API key was rejected (HTTP 401): check the API key in the Invoice Service API credential',
+			'401',
+		],
+		[
+			'409',
+			409,
+			{ status: 'error', message: 'duplicate' },
+			{},
+			'A customer with the e-mail ada@example.com already exists',
+			'409',
+		],
+		[
+			'404 HTML',
+			404,
+			'<html><body>Not found</body></html>',
+			{ 'content-type': 'text/html' },
+			`Nothing found at ${ORIGIN}${API}/create-customer (HTTP 404): check the Base URL and that the "create-customer" workflow is exposed as an API workflow`,
+			'404',
+		],
+		[
+			'429 after the wait budget',
+			429,
+			{ status: 'error', message: 'Too many requests' },
+			{ 'retry-after': '1' },
+			'Rate limited by the service (HTTP 429): Too many requests',
+			'429',
+		],
+		[
+			'500',
+			500,
+			{ status: 'error', message: 'Workflow crashed' },
+			{},
+			'The service had an error (HTTP 500): Workflow crashed',
+			'500',
+		],
+		[
+			'502 HTML page',
+			502,
+			'<!DOCTYPE html><html><title>502</title></html>',
+			{ 'content-type': 'text/html' },
+			'The service had an error (HTTP 502) (an HTML error page, likely from a proxy)',
+			'502',
+		],
+		[
+			'200 with status error',
+			200,
+			{ status: 'error', message: 'Plan limit reached' },
+			{},
+			'Plan limit reached',
+			'200',
+		],
+		[
+			'200 with Bubble {statusCode, body}',
+			200,
+			{
+				statusCode: 400,
+				body: {
+					status: 'MISSING_DATA',
+					message: 'Missing parameter for workflow create-customer: parameter email',
+				},
+			},
+			{},
+			'Missing parameter for workflow create-customer: parameter email',
+			'400',
+		],
+		[
+			'200 HTML page',
+			200,
+			'<html><body>Welcome to my site</body></html>',
+			{ 'content-type': 'text/html' },
+			'The service answered create-customer with an HTML page instead of JSON',
+			'200',
+		],
+		[
+			'200 non-JSON text',
+			200,
+			'OK',
+			{ 'content-type': 'text/plain' },
+			'The service answered create-customer with something that is not JSON',
+			'200',
+		],
+		[
+			'200 without id',
+			200,
+			{ name: 'Ada Lovelace' },
+			{},
+			'Unexpected response from create-customer: the answer has no "id"',
+			undefined,
+		],
+	])('%s', async (_name, status, body, headers, message, httpCode) => {
+		const result = await createCustomerAgainst(status, body, headers);
+		expect(result.error?.message).toBe(message);
+		expect(result.error?.httpCode).toBe(httpCode ?? null);
+		expect(result.error?.context).toMatchObject({ itemIndex: 0 });
+	});
+
+	it('names network failures in plain words, and retries a refused connection', async () => {
+		const scope = nock(ORIGIN)
+			.post(`${API}/create-customer`)
+			.replyWithError(
+				Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), { code: 'ECONNREFUSED' }),
+			)
+			.post(`${API}/create-customer`)
+			.reply(200, { id: 'cust_5', name: 'Ada Lovelace', email: 'ada@example.com' });
+		const result = await runInvoiceService({ parameters: customerParameters(), items: [ADA] });
+		expect(scope.isDone()).toBe(true);
+		expect(result.error).toBeUndefined();
+		expect(result.outputs[0][0].json.id).toBe('cust_5');
+	});
+
+	it('never re-sends a create after the connection broke, and says the outcome is unknown', async () => {
+		const scope = nock(ORIGIN)
+			.post(`${API}/create-customer`)
+			.replyWithError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+		const result = await runInvoiceService({ parameters: customerParameters(), items: [ADA] });
+		expect(scope.isDone()).toBe(true);
+		expect(result.error?.message).toMatch(
+			/^The connection to app\.example\.com broke before the answer to create-customer arrived\. Outcome unknown: .*Check the service before running this item again/,
+		);
+	});
+
+	it('never re-sends a create that timed out', async () => {
+		let calls = 0;
+		nock(ORIGIN)
+			.post(`${API}/create-customer`)
+			.times(2)
+			.delay(1500)
+			.reply(() => {
+				calls++;
+				return [200, { id: 'cust_1' }];
+			});
+		const result = await runInvoiceService({
+			parameters: customerParameters({ options: { timeout: 1000 } }),
+			items: [ADA],
+		});
+		expect(result.error?.message).toMatch(
+			/^No answer from create-customer within the time-out\. Outcome unknown/,
+		);
+		expect(calls).toBeLessThanOrEqual(1);
+		expect(nock.pendingMocks()).toHaveLength(1);
+	});
+
+	it('retries 429 after the Retry-After the service asks for, then succeeds', async () => {
+		const scope = nock(ORIGIN)
+			.post(`${API}/create-customer`)
+			.reply(429, { status: 'error', message: 'slow down' }, { 'retry-after': '1' })
+			.post(`${API}/create-customer`)
+			.reply(200, { id: 'cust_8', name: 'Ada Lovelace', email: 'ada@example.com' });
+		const started = Date.now();
+		const result = await runInvoiceService({ parameters: customerParameters(), items: [ADA] });
+		expect(scope.isDone()).toBe(true);
+		expect(result.error).toBeUndefined();
+		expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+	});
+
+	it('retries 503 and gives up with a clear message when the wait budget is spent', async () => {
+		nock(ORIGIN)
+			.post(`${API}/create-customer`)
+			.times(3)
+			.reply(503, { status: 'error', message: 'maintenance' }, { 'retry-after': '1' });
+		const result = await runInvoiceService({
+			parameters: customerParameters({ options: { maxRetryWait: 2 } }),
+			items: [ADA],
+		});
+		expect(result.error?.message).toBe('The service is unavailable (HTTP 503): maintenance');
+		expect(result.error?.description).toMatch(
+			/Retried for 2 s \(Max Retry Wait: 2 s\), then gave up/,
+		);
+		expect(nock.pendingMocks()).toHaveLength(0);
+	});
+});
+
+describe('bad input is refused before anything is sent, naming the field and the item', () => {
+	const customerCases: Array<[string, IDataObject, string]> = [
+		[
+			'empty first name',
+			{ ...ADA, first: '  ' },
+			'Item 0: First Name is required and must be text, got "  "',
+		],
+		[
+			'empty last name',
+			{ ...ADA, last: '' },
+			'Item 0: Last Name is required and must be text, got ""',
+		],
+		[
+			'bad e-mail',
+			{ ...ADA, email: 'ada-at-example.com' },
+			'Item 0: Email must be an e-mail address like name@example.com, got "ada-at-example.com"',
+		],
+	];
+	it.each(customerCases)('customer: %s', async (_name, item, message) => {
+		const result = await runInvoiceService({ parameters: customerParameters(), items: [item] });
+		expect(result.error?.message).toBe(message);
+		expect(result.error?.description).toBe('Nothing was sent to the service for this item.');
+	});
+
+	const invoiceCases: Array<[string, INodeParameters, string]> = [
+		[
+			'customer id not cust_<n>',
+			{ customerId: 'customer-1' },
+			'Item 0: Customer ID must be a customer ID like cust_123 (the "id" returned by Create Customer), got "customer-1"',
+		],
+		[
+			'currency outside the list',
+			{ currency: 'CHF' },
+			'Item 0: Currency must be one of EUR, USD, GBP, got "CHF"',
+		],
+		['no line items', { lineItems: {} }, 'Item 0: Line Items must contain at least one line item'],
+		[
+			'line without description',
+			{ lineItems: { item: [{ description: '', price: 5 }] } },
+			'Item 0: Line Items, line 1: Description is required and must be text, got ""',
+		],
+		[
+			'price with 3 decimals',
+			{ lineItems: { item: [{ description: 'x', price: 1.005 }] } },
+			'Item 0: Line Items, line 1: Price must be a number with at most 2 decimals, like 19.99, got 1.005',
+		],
+		[
+			'price not a number',
+			{ lineItemsMode: 'json', lineItemsJson: '[{"description":"x","price":"ten"}]' },
+			'Item 0: Line Items (JSON), line 1: Price must be a number with at most 2 decimals, like 19.99, got "ten"',
+		],
+		[
+			'JSON that is not an array',
+			{ lineItemsMode: 'json', lineItemsJson: '{"description":"x"}' },
+			'Item 0: Line Items (JSON) must be an array of lines like [{"description": "Consulting", "price": 100}], got {"description":"x"}',
+		],
+		[
+			'custom amount not positive',
+			{ amountMode: 'custom', amount: -10 },
+			'Item 0: Custom Amount must be greater than 0, got -10',
+		],
+	];
+	it.each(invoiceCases)('invoice: %s', async (_name, extra, message) => {
+		const result = await runInvoiceService({ parameters: invoiceParameters(extra) });
+		expect(result.error?.message).toBe(message);
+	});
+
+	it('sends the valid items and reports the invalid one as an error item under "continue"', async () => {
+		const scope = nock(ORIGIN)
+			.post(`${API}/create-customer`)
+			.times(2)
+			.reply((_uri, body) => [
+				200,
+				{
+					id: `cust_${(body as { first_name: string }).first_name.length}`,
+					email: (body as { email: string }).email,
+				},
+			]);
+		const result = await runInvoiceService({
+			parameters: customerParameters(),
+			items: [
+				ADA,
+				{ ...ADA, email: 'broken' },
+				{ first: 'Grace', last: 'Hopper', email: 'grace@example.com' },
+			],
+			onError: 'continueErrorOutput',
+		});
+		expect(scope.isDone()).toBe(true);
+		expect(result.outputs[0].map((item) => [item.json.id, item.pairedItem])).toEqual([
+			['cust_3', { item: 0 }],
+			['cust_5', { item: 2 }],
+		]);
+		expect(result.outputs[1]).toHaveLength(1);
+		expect(result.outputs[1][0].json.error).toBe(
+			'Item 1: Email must be an e-mail address like name@example.com, got "broken"',
+		);
+		expect(result.outputs[1][0].pairedItem).toEqual({ item: 1 });
+	});
+});
+
+describe('the item loop', () => {
+	it('keeps input order and pairedItem whatever order the answers arrive in', async () => {
+		const emails = Array.from({ length: 12 }, (_, i) => `user${i}@example.com`);
+		nock(ORIGIN)
+			.post(`${API}/create-customer`)
+			.times(12)
+			.delay(5)
+			.reply(async (_uri, body) => {
+				const { email } = body as { email: string };
+				const index = Number(email.match(/\d+/)![0]);
+				await new Promise((resolve) => setTimeout(resolve, (12 - index) * 15));
+				return [200, { id: `cust_${index + 100}`, email }];
+			});
+		const result = await runInvoiceService({
+			parameters: customerParameters({ options: { concurrency: 6 } }),
+			items: emails.map((email) => ({ first: 'A', last: 'B', email })),
+		});
+		expect(result.outputs[0].map((item) => item.json.email)).toEqual(emails);
+		expect(result.outputs[0].map((item) => item.pairedItem)).toEqual(
+			emails.map((_, item) => ({ item })),
+		);
+	});
+
+	it('when it stops, says which items were already created', async () => {
+		nock(ORIGIN)
+			.post(`${API}/create-customer`)
+			.times(2)
+			.reply((_uri, body) => [
+				200,
+				{
+					id: `cust_${(body as { email: string }).email.length}`,
+					email: (body as { email: string }).email,
+				},
+			])
+			.post(`${API}/create-customer`)
+			.reply(409, { status: 'error', message: 'exists' });
+		const result = await runInvoiceService({
+			parameters: customerParameters({ options: { concurrency: 1 } }),
+			items: [
+				ADA,
+				{ ...ADA, email: 'ab@example.com' },
+				{ ...ADA, email: 'dup@example.com' },
+				{ ...ADA, email: 'never@example.com' },
+			],
+		});
+		expect(result.error?.message).toBe('A customer with the e-mail dup@example.com already exists');
+		expect(result.error?.description).toContain(
+			'Already created in this run before it stopped: item 0 (cust_15), item 1 (cust_14). Skip these when you run again.',
+		);
+		expect(result.error?.description).toContain('1 other item(s) were not sent.');
+	});
+
+	it('routes a service error to the error output, paired to its input, with continueRegularOutput in output 0', async () => {
+		nock(ORIGIN).post(`${API}/create-customer`).reply(409, { status: 'error', message: 'exists' });
+		const result = await runInvoiceService({
+			parameters: customerParameters(),
+			items: [ADA],
+			onError: 'continueRegularOutput',
+		});
+		expect(result.outputs[0][0].json).toEqual({
+			error: 'A customer with the e-mail ada@example.com already exists',
+			details: { httpCode: '409', description: 'The service said: exists', itemIndex: 0 },
+		});
+		expect(result.outputs[0][0].pairedItem).toEqual({ item: 0 });
+	});
+});
