@@ -150,7 +150,9 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 	isCredentialUsableByNode(credentialType: string, nodeType: string): boolean {
 		const type = this.types.get(credentialType);
 		if (!type?.restrictToSupportedNodes) return true;
-		const shortName = nodeType.includes('.') ? nodeType.slice(nodeType.lastIndexOf('.') + 1) : nodeType;
+		const shortName = nodeType.includes('.')
+			? nodeType.slice(nodeType.lastIndexOf('.') + 1)
+			: nodeType;
 		return (type.supportedNodes ?? []).some((n) => n === nodeType || n === shortName);
 	}
 
@@ -166,7 +168,10 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 
 		if (credentialType.authenticate) {
 			if (typeof credentialType.authenticate === 'function') {
-				return await credentialType.authenticate(credentials, requestOptions as IHttpRequestOptions);
+				return await credentialType.authenticate(
+					credentials,
+					requestOptions as IHttpRequestOptions,
+				);
 			}
 			if (typeof credentialType.authenticate === 'object') {
 				if (!workflow || !node) {
@@ -179,7 +184,12 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 				if (authenticate.type === 'generic') {
 					for (const [outerKey, outerValue] of Object.entries(authenticate.properties)) {
 						for (const [key, value] of Object.entries(outerValue as IDataObject)) {
-							const keyResolved = this.resolveValue(key, { $credentials: credentials }, workflow, node);
+							const keyResolved = this.resolveValue(
+								key,
+								{ $credentials: credentials },
+								workflow,
+								node,
+							);
 							const valueResolved = this.resolveValue(
 								value as string,
 								{ $credentials: credentials },
@@ -256,8 +266,14 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 		return (output as ICredentialDataDecryptedObject) ?? undefined;
 	}
 
-	async getCredentials(nodeCredentials: INodeCredentialsDetails, type: string): Promise<Credentials> {
-		const credentials = new Credentials({ id: nodeCredentials.id, name: nodeCredentials.name }, type);
+	async getCredentials(
+		nodeCredentials: INodeCredentialsDetails,
+		type: string,
+	): Promise<Credentials> {
+		const credentials = new Credentials(
+			{ id: nodeCredentials.id, name: nodeCredentials.name },
+			type,
+		);
 		await credentials.setData(this.store[type] ?? {});
 		return credentials;
 	}
@@ -272,7 +288,8 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 		expressionResolveValues?: ICredentialsExpressionResolveValues,
 	): Promise<ICredentialDataDecryptedObject> {
 		const stored = this.store[type];
-		if (stored === undefined) throw new UnexpectedError(`No credentials of type "${type}" (harness)`);
+		if (stored === undefined)
+			throw new UnexpectedError(`No credentials of type "${type}" (harness)`);
 		const original = structuredClone(stored);
 		if (raw === true) return original;
 
@@ -285,7 +302,8 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 			null,
 			null,
 		) as ICredentialDataDecryptedObject;
-		if (original.oauthTokenData !== undefined) decryptedData.oauthTokenData = original.oauthTokenData;
+		if (original.oauthTokenData !== undefined)
+			decryptedData.oauthTokenData = original.oauthTokenData;
 
 		const additionalKeys = getAdditionalKeys(additionalData, mode, null, { isCredential: true });
 		if (expressionResolveValues) {
@@ -550,7 +568,10 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
 }
 
 /** The bytes of a binary property, whether n8n kept them inline (base64) or in a binary data manager. */
-export async function getBinaryBuffer(item: INodeExecutionData, property = 'data'): Promise<Buffer> {
+export async function getBinaryBuffer(
+	item: INodeExecutionData,
+	property = 'data',
+): Promise<Buffer> {
 	const binary: IBinaryData | undefined = item.binary?.[property];
 	if (!binary) throw new UnexpectedError(`Item has no binary property "${property}"`);
 	return await Container.get(BinaryDataService).getAsBuffer(binary);
