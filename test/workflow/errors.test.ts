@@ -1,5 +1,5 @@
 import nock from 'nock';
-import type { IDataObject, INodeParameters } from 'n8n-workflow';
+import { sleep, type IDataObject, type INodeParameters } from 'n8n-workflow';
 
 import {
 	API,
@@ -335,7 +335,7 @@ describe('the item loop', () => {
 			.reply(async (_uri, body) => {
 				const { email } = body as { email: string };
 				const index = Number(email.match(/\d+/)![0]);
-				await new Promise((resolve) => setTimeout(resolve, (12 - index) * 15));
+				await sleep((12 - index) * 15);
 				return [200, { id: `cust_${index + 100}`, email }];
 			});
 		const result = await runInvoiceService({
