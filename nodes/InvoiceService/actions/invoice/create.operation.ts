@@ -171,6 +171,9 @@ const properties: INodeProperties[] = [
 
 const displayOptions = { show: { resource: ['invoice'], operation: ['create'] } };
 
+/** The spec does not name the e-mail switch; this is the field we send (documented in the README). */
+export const SEND_EMAIL_FIELD = 'send_email';
+
 export const description = updateDisplayOptions(displayOptions, properties);
 
 /** Reads and validates one item's fields into the create-invoice request body; throws FieldError. */
@@ -218,7 +221,7 @@ export function buildBody(this: IExecuteFunctions, itemIndex: number): IDataObje
 			price: fromCents(line.priceCents),
 		})),
 		// Sent only when the user chose: the spec does not name the switch, and the service's default stands otherwise.
-		...(typeof options.sendEmail === 'boolean' ? { send_email: options.sendEmail } : {}),
+		...(typeof options.sendEmail === 'boolean' ? { [SEND_EMAIL_FIELD]: options.sendEmail } : {}),
 	};
 }
 
