@@ -1,4 +1,10 @@
-import type { IDataObject, IExecuteFunctions, IHttpRequestOptions, JsonObject } from 'n8n-workflow';
+import type {
+	ICredentialDataDecryptedObject,
+	IDataObject,
+	IExecuteFunctions,
+	IHttpRequestOptions,
+	JsonObject,
+} from 'n8n-workflow';
 import { NodeApiError, sleep } from 'n8n-workflow';
 
 import { checkBaseUrl, normalizeBaseUrl } from '../helpers/baseUrl';
@@ -42,6 +48,7 @@ export class ServiceClient {
 		private readonly context: IExecuteFunctions,
 		readonly baseUrl: string,
 		private readonly options: ClientOptions,
+		private readonly credentials: ICredentialDataDecryptedObject,
 	) {}
 
 	static async create(context: IExecuteFunctions, options: ClientOptions): Promise<ServiceClient> {
@@ -53,7 +60,7 @@ export class ServiceClient {
 				message: problem,
 			});
 		}
-		return new ServiceClient(context, baseUrl, options);
+		return new ServiceClient(context, baseUrl, options, credentials);
 	}
 
 	/** POSTs a JSON body to an endpoint (e.g. "create-customer") and returns the unwrapped record. */
@@ -77,11 +84,7 @@ export class ServiceClient {
 		return await this.withRetries(call, itemIndex, async () => {
 			let raw: RawResponse;
 			try {
-				raw = (await this.context.helpers.httpRequestWithAuthentication.call(
-					this.context,
-					CREDENTIAL_TYPE,
-					{ ...request },
-				)) as RawResponse;
+				raw = await this.authenticated(request);
 			} catch (error) {
 				rethrowIfCancelled(error);
 				return { ok: false, failure: networkFailure(findErrorCode(error), messageOf(error), call) };
@@ -115,15 +118,9 @@ export class ServiceClient {
 		return await this.withRetries(call, itemIndex, async () => {
 			let raw: RawResponse;
 			try {
-				raw = (
-					sameOrigin
-						? await this.context.helpers.httpRequestWithAuthentication.call(
-								this.context,
-								CREDENTIAL_TYPE,
-								{ ...request },
-							)
-						: await this.context.helpers.httpRequest({ ...request })
-				) as RawResponse;
+				raw = sameOrigin
+					? await this.authenticated(request)
+					: ((await this.context.helpers.httpRequest({ ...request })) as RawResponse);
 			} catch (error) {
 				rethrowIfCancelled(error);
 				return {
@@ -148,6 +145,26 @@ export class ServiceClient {
 				value: { data, ...(typeof contentType === 'string' ? { contentType } : {}) },
 			};
 		});
+	}
+
+	/**
+	 * A request with n8n's credential injection (the credential's generic Bearer block). The credential was read
+	 * once for the run; handing it over saves n8n decrypting it again for every item.
+	 */
+	private async authenticated(request: IHttpRequestOptions): Promise<RawResponse> {
+		return (await this.context.helpers.httpRequestWithAuthentication.call(
+			this.context,
+			CREDENTIAL_TYPE,
+			{ ...request },
+			{
+				credentialsDecrypted: {
+					id: '',
+					name: CREDENTIAL_TYPE,
+					type: CREDENTIAL_TYPE,
+					data: this.credentials,
+				},
+			},
+		)) as RawResponse;
 	}
 
 	/** Runs one attempt after another until it succeeds, fails for good, or the item's wait budget is spent. */
