@@ -466,6 +466,150 @@ export async function runWorkflows(
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// n8n as a server (for what only the REST API offers, like the credential "Test" button)
+
+export interface N8nServer {
+	url: string;
+	/** How long the server took to answer its first REST call. */
+	bootMs: number;
+	/** A REST call as the owner (after `setupOwner`), JSON in and out; `data` unwrapped when present. */
+	rest(method: string, route: string, body?: unknown): Promise<{ status: number; body: unknown }>;
+	/** Creates the instance owner and keeps its session cookie for `rest`. */
+	setupOwner(): Promise<void>;
+	output(): string;
+	stop(): Promise<void>;
+}
+
+const BROWSER_ID = 'n8n-nodes-invoice-service-e2e';
+
+/** Starts `n8n start` for a home on a free loopback port and waits until its REST API answers. */
+export async function startN8nServer(
+	home: N8nHome,
+	opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<N8nServer> {
+	const port = await freePort();
+	const url = `http://127.0.0.1:${port}`;
+	const started = Date.now();
+	const child = spawn('bash', [NODE24, n8nBin(home.version), 'start'], {
+		cwd: home.userFolder,
+		env: n8nEnv(home, {
+			N8N_PORT: String(port),
+			N8N_LISTEN_ADDRESS: '127.0.0.1',
+			...opts.env,
+		}),
+		stdio: ['ignore', 'pipe', 'pipe'],
+		detached: true,
+	});
+	let out = '';
+	child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+	child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+	let exited = false;
+	child.on('exit', () => (exited = true));
+	let cookie = '';
+
+	const rest: N8nServer['rest'] = async (method, route, body) => {
+		const res = await fetch(`${url}/rest${route}`, {
+			method,
+			headers: {
+				'content-type': 'application/json',
+				'browser-id': BROWSER_ID,
+				...(cookie ? { cookie } : {}),
+			},
+			body: body === undefined ? undefined : JSON.stringify(body),
+		});
+		const setCookie = res.headers.getSetCookie?.() ?? [];
+		const auth = setCookie.find((c) => c.startsWith('n8n-auth='));
+		if (auth) cookie = auth.split(';')[0];
+		const text = await res.text();
+		let parsed: unknown = text;
+		try {
+			parsed = JSON.parse(text);
+		} catch {
+			// not JSON
+		}
+		if (parsed && typeof parsed === 'object' && 'data' in parsed) parsed = (parsed as { data: unknown }).data;
+		return { status: res.status, body: parsed };
+	};
+
+	const stop = async () => {
+		if (exited || child.pid === undefined) return;
+		const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+		try {
+			process.kill(-child.pid, 'SIGTERM');
+		} catch {
+			return;
+		}
+		const timer = setTimeout(() => {
+			try {
+				if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+			} catch {
+				// already gone
+			}
+		}, 20_000);
+		await gone;
+		clearTimeout(timer);
+	};
+
+	const deadline = started + (opts.timeoutMs ?? 120_000);
+	for (;;) {
+		if (exited) throw new Error(`n8n start exited before it was ready:\n${out.slice(-4000)}`);
+		if (Date.now() > deadline) {
+			await stop();
+			throw new Error(`n8n start did not answer on ${url} in time:\n${out.slice(-4000)}`);
+		}
+		try {
+			// While booting, n8n answers every route with 200 "n8n is starting up. Please wait".
+			const r = await fetch(`${url}/rest/settings`, { headers: { 'browser-id': BROWSER_ID } });
+			const text = await r.text();
+			if (r.status === 200 && text.startsWith('{"data"')) break;
+		} catch {
+			// not listening yet
+		}
+		await new Promise((r) => setTimeout(r, 250));
+	}
+	const bootMs = Date.now() - started;
+
+	return {
+		url,
+		bootMs,
+		rest,
+		output: () => out,
+		stop,
+		async setupOwner() {
+			const r = await rest('POST', '/owner/setup', {
+				email: 'owner@example.com',
+				firstName: 'E2E',
+				lastName: 'Owner',
+				password: 'E2e-owner-pw-1',
+			});
+			if (r.status !== 200 || !cookie) {
+				throw new Error(`owner setup failed: HTTP ${r.status} ${JSON.stringify(r.body)}`);
+			}
+		},
+	};
+}
+
+/**
+ * Runs the credential "Test" button's server side (POST /rest/credentials/test) for a credential saved
+ * first (POST /rest/credentials), as the owner. Returns n8n's verdict: `{ status: 'OK' | 'Error', message }`.
+ */
+export async function testCredential(
+	server: N8nServer,
+	credential: { name: string; type: string; data: Record<string, unknown> },
+): Promise<{ status: string; message: string }> {
+	const created = await server.rest('POST', '/credentials', credential);
+	const id = (created.body as { id?: string } | undefined)?.id;
+	if (created.status !== 200 || !id) {
+		throw new Error(`creating credential failed: HTTP ${created.status} ${JSON.stringify(created.body)}`);
+	}
+	const r = await server.rest('POST', '/credentials/test', {
+		credentials: { id, name: credential.name, type: credential.type, data: credential.data },
+	});
+	if (r.status !== 200) throw new Error(`credential test failed: HTTP ${r.status} ${JSON.stringify(r.body)}`);
+	return r.body as { status: string; message: string };
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // Reading run data
 
 /** All runs of a node (empty when the node did not run). */

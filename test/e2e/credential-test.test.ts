@@ -1,0 +1,90 @@
+// The credential's "Test" button as a real n8n runs it (POST /rest/credentials/test on a running `n8n start`,
+// logged in as the owner), against the sandbox: the declarative test request and its rules are only
+// interpreted by n8n's server, so this is the one place they are checked for real.
+import { startSandbox, type Sandbox } from '../../sandbox/server';
+import {
+	CREDENTIAL_TYPE,
+	N8N_VERSIONS,
+	createN8nHome,
+	ensureN8nInstalled,
+	freePort,
+	packPackage,
+	removeHome,
+	startN8nServer,
+	testCredential,
+	type N8nHome,
+	type N8nServer,
+} from './n8n';
+
+const MINUTE = 60_000;
+
+describe.each(N8N_VERSIONS)('credential Test button in a real n8n %s', (version) => {
+	let home: N8nHome;
+	let server: N8nServer;
+	let plain: Sandbox;
+	let bubble: Sandbox;
+
+	const check = (name: string, data: Record<string, unknown>) =>
+		testCredential(server, { name, type: CREDENTIAL_TYPE, data: { allowHttp: false, ...data } });
+
+	beforeAll(async () => {
+		await ensureN8nInstalled([version]);
+		const tarball = await packPackage();
+		plain = await startSandbox();
+		bubble = await startSandbox({ style: 'bubble' });
+		home = await createN8nHome(version, tarball);
+		server = await startN8nServer(home);
+		await server.setupOwner();
+	}, 25 * MINUTE);
+
+	afterAll(async () => {
+		await server?.stop();
+		await Promise.all([plain?.close(), bubble?.close()]);
+		if (home) removeHome(home);
+	});
+
+	test('a valid key with the app root as Base URL is accepted', async () => {
+		await expect(check('root', { baseUrl: plain.rootUrl, apiKey: plain.apiKey })).resolves.toEqual({
+			status: 'OK',
+			message: 'Connection successful!',
+		});
+	});
+
+	test('a valid key with the full /api/1.1/wf Base URL (and a trailing slash) is accepted', async () => {
+		await expect(
+			check('full', { baseUrl: `${plain.baseUrl}/`, apiKey: plain.apiKey }),
+		).resolves.toMatchObject({ status: 'OK' });
+	});
+
+	test('the Bubble style behind /version-test is accepted', async () => {
+		await expect(
+			check('bubble', { baseUrl: `${bubble.rootUrl}/version-test`, apiKey: bubble.apiKey }),
+		).resolves.toMatchObject({ status: 'OK' });
+	});
+
+	test('a wrong key fails with the 401 message', async () => {
+		const r = await check('wrong key', { baseUrl: plain.rootUrl, apiKey: 'not-the-right-key' });
+		expect(r.status).toBe('Error');
+		expect(r.message).toMatch(/API key was rejected \(HTTP 401\)/);
+	});
+
+	test('a Base URL where the service is not fails with the 404 message', async () => {
+		const r = await check('wrong path', { baseUrl: `${plain.rootUrl}/not-the-app`, apiKey: plain.apiKey });
+		expect(r.status).toBe('Error');
+		expect(r.message).toMatch(/HTTP 404/);
+		expect(r.message).toMatch(/Base URL/);
+	});
+
+	test('an address where nothing listens fails', async () => {
+		const port = await freePort();
+		const r = await check('refused', { baseUrl: `http://127.0.0.1:${port}`, apiKey: plain.apiKey });
+		expect(r.status).toBe('Error');
+		expect(r.message).not.toBe('');
+	});
+
+	test('testing creates nothing on the service', () => {
+		expect(plain.stats().customers).toBe(0);
+		expect(bubble.stats().customers).toBe(0);
+		expect(plain.stats().requests.byStatus['401']).toBeGreaterThanOrEqual(1);
+	});
+});
