@@ -47,7 +47,9 @@ async function main() {
 
 	step('Starting the sandbox service');
 	const sandbox = await startSandbox({ outboxDir: outDir });
-	console.log(`sandbox: ${sandbox.baseUrl} (API key ${sandbox.apiKey.slice(0, 8)}…), outbox ${sandbox.outboxDir}`);
+	console.log(
+		`sandbox: ${sandbox.baseUrl} (API key ${sandbox.apiKey.slice(0, 8)}…), outbox ${sandbox.outboxDir}`,
+	);
 
 	const home = await createN8nHome(version, tarball);
 	try {
@@ -109,6 +111,6 @@ async function main() {
 }
 
 main().catch((err) => {
-	console.error(err instanceof Error ? err.stack ?? err.message : err);
+	console.error(err instanceof Error ? (err.stack ?? err.message) : err);
 	process.exitCode = 1;
 });

@@ -69,7 +69,10 @@ describe.each(N8N_VERSIONS)('credential Test button in a real n8n %s', (version)
 	});
 
 	test('a Base URL where the service is not fails with the 404 message', async () => {
-		const r = await check('wrong path', { baseUrl: `${plain.rootUrl}/not-the-app`, apiKey: plain.apiKey });
+		const r = await check('wrong path', {
+			baseUrl: `${plain.rootUrl}/not-the-app`,
+			apiKey: plain.apiKey,
+		});
 		expect(r.status).toBe('Error');
 		expect(r.message).toMatch(/HTTP 404/);
 		expect(r.message).toMatch(/Base URL/);

@@ -249,9 +249,15 @@ describe.each(N8N_VERSIONS)('Invoice Service node in a real n8n %s', (version) =
 		const r = batch.results.e2eBubble;
 		expect(r.code).toBe(0);
 		const [customer] = outputJson(r.run, 'Create customer');
-		expect(customer).toMatchObject({ id: expect.stringMatching(/^cust_\d+$/), name: 'Ada Lovelace' });
+		expect(customer).toMatchObject({
+			id: expect.stringMatching(/^cust_\d+$/),
+			name: 'Ada Lovelace',
+		});
 		const [item] = nodeOutput(r.run, 'Create invoice');
-		expect(item.json).toMatchObject({ invoice_id: expect.stringMatching(/^inv_\d+$/), status: 'sent' });
+		expect(item.json).toMatchObject({
+			invoice_id: expect.stringMatching(/^inv_\d+$/),
+			status: 'sent',
+		});
 		expect(readBinary(home, item.binary!.data).subarray(0, 5).toString('latin1')).toBe('%PDF-');
 		expect(bubble.records().invoices[0]).toMatchObject({ amount: 100.3 });
 		expect(bubble.stats().requests.byPath).toEqual(
@@ -264,7 +270,9 @@ describe.each(N8N_VERSIONS)('Invoice Service node in a real n8n %s', (version) =
 		expect(r.code).toBe(0);
 		const [item] = nodeOutput(r.run, 'Create invoice');
 		expect(otherOrigin.pdfRootUrl).not.toBe(otherOrigin.rootUrl);
-		expect(item.json.download_url).toMatch(new RegExp(`^${otherOrigin.pdfRootUrl}/files/inv_\\d+\\.pdf$`));
+		expect(item.json.download_url).toMatch(
+			new RegExp(`^${otherOrigin.pdfRootUrl}/files/inv_\\d+\\.pdf$`),
+		);
 		expect(readBinary(home, item.binary!.data).subarray(0, 5).toString('latin1')).toBe('%PDF-');
 		const stats = otherOrigin.stats();
 		expect(stats.pdf.downloads).toBe(1);
@@ -273,8 +281,13 @@ describe.each(N8N_VERSIONS)('Invoice Service node in a real n8n %s', (version) =
 
 	test('reports what each run cost', () => {
 		// Not a check of the node: keeps the boot times visible in the test log.
-		const lines = Object.values(batch.results).map((r) => `${r.id}: exit ${r.code}, ${r.ms} ms`);
-		console.info(`n8n ${version}: import ${batch.importMs} ms, total ${batch.totalMs} ms\n${lines.join('\n')}`);
+		const lines = Object.values(batch.results).map(
+			(r) =>
+				`${r.id}: exit ${r.code}, ${r.ms} ms${r.crashSignal ? ` (n8n died by ${r.crashSignal} after the run)` : ''}`,
+		);
+		console.info(
+			`n8n ${version}: import ${batch.importMs} ms, total ${batch.totalMs} ms\n${lines.join('\n')}`,
+		);
 		for (const r of Object.values(batch.results)) {
 			if (r.run === undefined) throw new Error(`no run data for ${r.id}: ${describeRun(r)}`);
 		}

@@ -56,7 +56,9 @@ export function isN8nInstalled(version: string): boolean {
 // Small process helpers
 
 export interface ProcResult {
+	/** Exit code; 128 when the process was ended by a signal (see `signal`). */
 	code: number;
+	signal?: string;
 	stdout: string;
 	stderr: string;
 	ms: number;
@@ -95,7 +97,14 @@ export function run(
 		child.on('error', reject);
 		child.on('close', (code, signal) => {
 			if (timer) clearTimeout(timer);
-			resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr, ms: Date.now() - started });
+			if (signal) stderr += `\n[driver] ${cmd} ended by signal ${signal}`;
+			resolve({
+				code: code ?? 128,
+				signal: signal ?? undefined,
+				stdout,
+				stderr,
+				ms: Date.now() - started,
+			});
 		});
 	});
 }
@@ -130,10 +139,14 @@ export function freePort(): Promise<number> {
  * Makes sure the given n8n versions are in the cache, running scripts/install-n8n.sh (about 4 minutes per
  * version) when one is missing. Progress goes to stderr.
  */
-export async function ensureN8nInstalled(versions: readonly string[] = N8N_VERSIONS): Promise<void> {
+export async function ensureN8nInstalled(
+	versions: readonly string[] = N8N_VERSIONS,
+): Promise<void> {
 	const missing = versions.filter((v) => !isN8nInstalled(v));
 	if (missing.length === 0) return;
-	console.error(`[e2e] installing n8n ${missing.join(', ')} into ${n8nCacheDir()} (about 4 min each)`);
+	console.error(
+		`[e2e] installing n8n ${missing.join(', ')} into ${n8nCacheDir()} (about 4 min each)`,
+	);
 	await mustRun('bash', [path.join(REPO_ROOT, 'scripts', 'install-n8n.sh'), ...missing], {
 		echo: true,
 	});
@@ -182,7 +195,8 @@ export function packPackage(opts: { echo?: boolean } = {}): Promise<string> {
 				? fs.readdirSync(dir).find((f) => f.endsWith('.tgz'))
 				: undefined;
 			if (existing) {
-				if (opts.echo) console.log(`[pack] sources unchanged since the last pack: reusing ${existing}`);
+				if (opts.echo)
+					console.log(`[pack] sources unchanged since the last pack: reusing ${existing}`);
 				return path.join(dir, existing);
 			}
 			await mustRun('npm', ['run', 'build'], { echo: opts.echo });
@@ -235,7 +249,11 @@ export async function createN8nHome(
 	const n8nDir = path.join(userFolder, '.n8n');
 	const nodesDir = path.join(n8nDir, 'nodes');
 	fs.mkdirSync(nodesDir, { recursive: true });
-	const nodesPackageJson = { name: 'installed-nodes', private: true, dependencies: {} as Record<string, string> };
+	const nodesPackageJson = {
+		name: 'installed-nodes',
+		private: true,
+		dependencies: {} as Record<string, string>,
+	};
 	let installMs = 0;
 	if (tarball) {
 		const started = Date.now();
@@ -274,7 +292,8 @@ export async function createN8nHome(
 export function n8nEnv(home: N8nHome, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 	const env: NodeJS.ProcessEnv = { ...process.env };
 	for (const k of Object.keys(env)) {
-		if (/^(https?|all|no)_proxy$/i.test(k) || k.startsWith('N8N_') || k.startsWith('DB_')) delete env[k];
+		if (/^(https?|all|no)_proxy$/i.test(k) || k.startsWith('N8N_') || k.startsWith('DB_'))
+			delete env[k];
 	}
 	// jest sets NODE_ENV=test, which n8n reads too.
 	delete env.NODE_ENV;
@@ -349,7 +368,12 @@ export interface RunData {
 	data: {
 		resultData: {
 			runData: Record<string, TaskData[]>;
-			error?: { message?: string; description?: string; node?: { name?: string }; [k: string]: unknown };
+			error?: {
+				message?: string;
+				description?: string;
+				node?: { name?: string };
+				[k: string]: unknown;
+			};
 			lastNodeExecuted?: string;
 		};
 	};
@@ -359,7 +383,10 @@ export interface RunData {
 export interface WorkflowResult {
 	id: string;
 	name: string;
+	/** n8n's exit code (0 ok, 1 the run failed); see crashSignal. */
 	code: number;
+	/** Set when n8n was ended by a signal after printing the run (a shutdown crash, not a run failure). */
+	crashSignal?: string;
 	/** The parsed run data, or undefined when n8n printed none. */
 	run?: RunData;
 	stdout: string;
@@ -404,7 +431,9 @@ function checkWorkflowIds(workflows: Array<Record<string, unknown>>) {
 	for (const wf of workflows) {
 		const id = wf.id;
 		if (typeof id !== 'string' || id.length === 0 || id.length > 16) {
-			throw new Error(`workflow "${String(wf.name)}" needs an id of 1..16 characters, got ${String(id)}`);
+			throw new Error(
+				`workflow "${String(wf.name)}" needs an id of 1..16 characters, got ${String(id)}`,
+			);
 		}
 	}
 }
@@ -430,7 +459,8 @@ export async function runWorkflows(
 		const credFile = path.join(importDir, 'credentials.json');
 		fs.writeFileSync(credFile, JSON.stringify(input.credentials, null, 2));
 		const r = await n8n(home, ['import:credentials', `--input=${credFile}`], { env: input.env });
-		if (r.code !== 0) throw new Error(`n8n import:credentials failed (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
+		if (r.code !== 0)
+			throw new Error(`n8n import:credentials failed (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
 		log(`import:credentials ${r.ms} ms`);
 	}
 	const wfFile = path.join(importDir, 'workflows.json');
@@ -443,7 +473,8 @@ export async function runWorkflows(
 		),
 	);
 	const imp = await n8n(home, ['import:workflow', `--input=${wfFile}`], { env: input.env });
-	if (imp.code !== 0) throw new Error(`n8n import:workflow failed (exit ${imp.code}):\n${imp.stdout}\n${imp.stderr}`);
+	if (imp.code !== 0)
+		throw new Error(`n8n import:workflow failed (exit ${imp.code}):\n${imp.stdout}\n${imp.stderr}`);
 	log(`import:workflow ${imp.ms} ms`);
 	const importMs = Date.now() - started;
 
@@ -451,12 +482,22 @@ export async function runWorkflows(
 	for (const wf of input.workflows) {
 		const id = wf.id as string;
 		const r = await n8n(home, ['execute', `--id=${id}`, '--rawOutput'], { env: input.env });
-		log(`execute ${id} exit ${r.code} ${r.ms} ms`);
+		const run = parseRawOutput(r.stdout);
+		let code = r.code;
+		// n8n 1.123 on Node 24 now and then dies with SIGSEGV while shutting down, after it printed the
+		// complete run (seen after failed runs). The run itself is over; take the exit code n8n would have
+		// given (1 when the run has an error) and keep the signal in `crashSignal`. Never re-run: the workflow
+		// has side effects.
+		if (r.signal && run) code = run.data?.resultData?.error ? 1 : 0;
+		log(
+			`execute ${id} exit ${code}${r.signal ? ` (n8n then died by ${r.signal})` : ''} ${r.ms} ms`,
+		);
 		results[id] = {
 			id,
 			name: String(wf.name),
-			code: r.code,
-			run: parseRawOutput(r.stdout),
+			code,
+			crashSignal: r.signal,
+			run,
 			stdout: r.stdout,
 			stderr: r.stderr,
 			ms: r.ms,
@@ -527,7 +568,8 @@ export async function startN8nServer(
 		} catch {
 			// not JSON
 		}
-		if (parsed && typeof parsed === 'object' && 'data' in parsed) parsed = (parsed as { data: unknown }).data;
+		if (parsed && typeof parsed === 'object' && 'data' in parsed)
+			parsed = (parsed as { data: unknown }).data;
 		return { status: res.status, body: parsed };
 	};
 
@@ -600,12 +642,15 @@ export async function testCredential(
 	const created = await server.rest('POST', '/credentials', credential);
 	const id = (created.body as { id?: string } | undefined)?.id;
 	if (created.status !== 200 || !id) {
-		throw new Error(`creating credential failed: HTTP ${created.status} ${JSON.stringify(created.body)}`);
+		throw new Error(
+			`creating credential failed: HTTP ${created.status} ${JSON.stringify(created.body)}`,
+		);
 	}
 	const r = await server.rest('POST', '/credentials/test', {
 		credentials: { id, name: credential.name, type: credential.type, data: credential.data },
 	});
-	if (r.status !== 200) throw new Error(`credential test failed: HTTP ${r.status} ${JSON.stringify(r.body)}`);
+	if (r.status !== 200)
+		throw new Error(`credential test failed: HTTP ${r.status} ${JSON.stringify(r.body)}`);
 	return r.body as { status: string; message: string };
 }
 
@@ -706,7 +751,9 @@ export function prepareWorkflow(
 	if (opts.credential) {
 		for (const node of wf.nodes) {
 			if (node.type === NODE_TYPE) {
-				node.credentials = { [CREDENTIAL_TYPE]: { id: opts.credential.id, name: opts.credential.name } };
+				node.credentials = {
+					[CREDENTIAL_TYPE]: { id: opts.credential.id, name: opts.credential.name },
+				};
 			}
 		}
 	}
