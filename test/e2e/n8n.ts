@@ -199,7 +199,11 @@ export function packPackage(opts: { echo?: boolean } = {}): Promise<string> {
 					console.log(`[pack] sources unchanged since the last pack: reusing ${existing}`);
 				return path.join(dir, existing);
 			}
-			await mustRun('npm', ['run', 'build'], { echo: opts.echo });
+			// CI=true: node-cli's spinner prints one line instead of hundreds of frames when not on a TTY.
+			await mustRun('npm', ['run', 'build'], {
+				echo: opts.echo,
+				env: { ...process.env, CI: 'true' },
+			});
 			const tmp = `${dir}.tmp-${process.pid}`;
 			fs.rmSync(tmp, { recursive: true, force: true });
 			fs.mkdirSync(tmp, { recursive: true });
