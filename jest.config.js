@@ -14,5 +14,6 @@ module.exports = {
 		{ ...base, displayName: 'mcp', testMatch: ['<rootDir>/test/e2e-mcp/**/*.test.ts'] },
 		{ ...base, displayName: 'queue', testMatch: ['<rootDir>/test/e2e-scale/**/*.test.ts'] },
 		{ ...base, displayName: 'resilience', testMatch: ['<rootDir>/test/resilience/**/*.test.ts'], setupFiles: ['<rootDir>/test/setup/workflow-env.js'] },
+		{ ...base, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.test.ts'] },
 	],
 };
