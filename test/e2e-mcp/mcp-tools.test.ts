@@ -271,6 +271,33 @@ describe(`Invoice Service as MCP tools in a real n8n ${VERSION}`, () => {
 		expect(sandbox!.records().customers).toHaveLength(before);
 	});
 
+	test('invoice arguments the node rejects (currency, customer id, price) name the field; nothing is sent', async () => {
+		const before = sandbox!.stats().requests.total;
+		const cases: Array<[Record<string, unknown>, RegExp]> = [
+			[
+				{ customerId: 'cust_1', currency: 'JPY', lineItems: [{ description: 'x', price: 1 }] },
+				/Currency.*EUR, USD, GBP.*JPY/s,
+			],
+			[
+				{ customerId: '42', currency: 'EUR', lineItems: [{ description: 'x', price: 1 }] },
+				/Customer ID.*cust_123.*"42"/s,
+			],
+			[
+				{ customerId: 'cust_1', currency: 'EUR', lineItems: [{ description: 'x', price: 'ten' }] },
+				/line 1.*number with at most 2 decimals.*ten/s,
+			],
+		];
+		for (const [args, message] of cases) {
+			const r = await call('Create_invoice', args);
+			expect({ args, isError: r.isError, text: text(r) }).toEqual({
+				args,
+				isError: true,
+				text: expect.stringMatching(message),
+			});
+		}
+		expect(sandbox!.stats().requests.total).toBe(before);
+	});
+
 	test('an unknown customer id comes back as the service message, a duplicate e-mail as the 409 message', async () => {
 		const unknown = await call('Create_invoice', {
 			customerId: 'cust_999999',
@@ -292,7 +319,7 @@ describe(`Invoice Service as MCP tools in a real n8n ${VERSION}`, () => {
 		);
 	});
 
-	test('arguments that break the schema (missing email, wrong currency type) are refused readably', async () => {
+	test('arguments that break the schema (missing email) or an unknown tool are refused readably', async () => {
 		const missing = await call('Create_customer', {
 			firstName: 'A',
 			lastName: 'B',
