@@ -62,21 +62,43 @@ describe.each(N8N_VERSIONS)('credential Test button in a real n8n %s', (version)
 		).resolves.toMatchObject({ status: 'OK' });
 	});
 
-	test('a wrong key fails with the 401 message', async () => {
-		const r = await check('wrong key', { baseUrl: plain.rootUrl, apiKey: 'not-the-right-key' });
-		expect(r.status).toBe('Error');
-		expect(r.message).toMatch(/API key was rejected \(HTTP 401\)/);
-	});
+	// n8n 1.x's request helper ignores the `except` list of ignoreHttpStatusErrors, so its Test button accepts
+	// every answer (a documented limit, README "Credentials"); this pins that down so a change is noticed.
+	const exactStatuses = !version.startsWith('1.');
 
-	test('a Base URL where the service is not fails with the 404 message', async () => {
-		const r = await check('wrong path', {
-			baseUrl: `${plain.rootUrl}/not-the-app`,
-			apiKey: plain.apiKey,
-		});
-		expect(r.status).toBe('Error');
-		expect(r.message).toMatch(/HTTP 404/);
-		expect(r.message).toMatch(/Base URL/);
-	});
+	test(
+		exactStatuses
+			? 'a wrong key fails with the 401 message'
+			: 'n8n 1.x: a wrong key is not detected by the Test button (documented limit)',
+		async () => {
+			const r = await check('wrong key', { baseUrl: plain.rootUrl, apiKey: 'not-the-right-key' });
+			if (!exactStatuses) {
+				expect(r.status).toBe('OK');
+				return;
+			}
+			expect(r.status).toBe('Error');
+			expect(r.message).toMatch(/API key was rejected \(HTTP 401\)/);
+		},
+	);
+
+	test(
+		exactStatuses
+			? 'a Base URL where the service is not fails with the 404 message'
+			: 'n8n 1.x: a wrong Base URL path is not detected by the Test button (documented limit)',
+		async () => {
+			const r = await check('wrong path', {
+				baseUrl: `${plain.rootUrl}/not-the-app`,
+				apiKey: plain.apiKey,
+			});
+			if (!exactStatuses) {
+				expect(r.status).toBe('OK');
+				return;
+			}
+			expect(r.status).toBe('Error');
+			expect(r.message).toMatch(/HTTP 404/);
+			expect(r.message).toMatch(/Base URL/);
+		},
+	);
 
 	test('an address where nothing listens fails', async () => {
 		const port = await freePort();

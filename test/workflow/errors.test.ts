@@ -318,9 +318,11 @@ describe('bad input is refused before anything is sent, naming the field and the
 			['cust_5', { item: 2 }],
 		]);
 		expect(result.outputs[1]).toHaveLength(1);
-		expect(result.outputs[1][0].json.error).toBe(
-			'Item 1: Email must be an e-mail address like name@example.com, got "broken"',
-		);
+		expect(result.outputs[1][0].json.error).toEqual({
+			message: 'Item 1: Email must be an e-mail address like name@example.com, got "broken"',
+			description: 'Nothing was sent to the service for this item.',
+			itemIndex: 1,
+		});
 		expect(result.outputs[1][0].pairedItem).toEqual({ item: 1 });
 	});
 });
@@ -385,8 +387,12 @@ describe('the item loop', () => {
 			onError: 'continueRegularOutput',
 		});
 		expect(result.outputs[0][0].json).toEqual({
-			error: 'A customer with the e-mail ada@example.com already exists',
-			details: { httpCode: '409', description: 'The service said: exists', itemIndex: 0 },
+			error: {
+				message: 'A customer with the e-mail ada@example.com already exists',
+				description: 'The service said: exists',
+				httpCode: '409',
+				itemIndex: 0,
+			},
 		});
 		expect(result.outputs[0][0].pairedItem).toEqual({ item: 0 });
 	});

@@ -204,7 +204,7 @@ describe('Invoice PDF as a file', () => {
 			onError: 'continueErrorOutput',
 		});
 		const [errorItem] = result.outputs[1];
-		expect(errorItem.json.error).toMatch(
+		expect((errorItem.json.error as { message: string }).message).toMatch(
 			/^Invoice inv_1 was created, but its PDF could not be downloaded: https:\/\/app\.example\.com\/files\/inv_1\.pdf answered HTTP 404$/,
 		);
 		expect(errorItem.pairedItem).toEqual({ item: 0 });

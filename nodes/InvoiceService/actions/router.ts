@@ -79,17 +79,19 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 }
 
 /**
- * An error item n8n routes to the error output: only the keys error, message and details may be present (with
- * `item.error` set instead, n8n would replace the json with `{ error }` and drop the HTTP code).
+ * The json of an error item: `{ error: { message, description, httpCode, itemIndex } }`, the shape n8n's HTTP
+ * Request node uses. A json whose only key is `error` is what every n8n version (1.x included) routes to the
+ * error output; setting `item.error` instead would make n8n 2.x replace the json with `{ error }` and drop the
+ * HTTP code.
  */
 function errorJson(error: NodeError): IDataObject {
 	const httpCode = error instanceof NodeApiError && error.httpCode ? error.httpCode : undefined;
 	const itemIndex = error.context?.itemIndex as number | undefined;
 	return {
-		error: error.message,
-		details: {
-			...(httpCode ? { httpCode } : {}),
+		error: {
+			message: error.message,
 			...(error.description ? { description: error.description } : {}),
+			...(httpCode ? { httpCode } : {}),
 			...(itemIndex !== undefined ? { itemIndex } : {}),
 		},
 	};
