@@ -60,7 +60,10 @@ export async function launchBrowser(): Promise<BrowserSession> {
 	const consoleErrors: string[] = [];
 	await context.route('**/*', async (route) => {
 		const url = new URL(route.request().url());
-		if (['data:', 'blob:'].includes(url.protocol) || ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) {
+		if (
+			['data:', 'blob:'].includes(url.protocol) ||
+			['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)
+		) {
 			return await route.continue();
 		}
 		blocked.push(url.href);
@@ -71,6 +74,10 @@ export async function launchBrowser(): Promise<BrowserSession> {
 		if (m.type() === 'error') consoleErrors.push(m.text().slice(0, 300));
 	});
 	page.on('pageerror', (e) => consoleErrors.push(`pageerror: ${e.message.slice(0, 300)}`));
+	page.on('response', (r) => {
+		if (r.status() >= 400)
+			consoleErrors.push(`HTTP ${r.status()} ${r.request().method()} ${r.url()}`);
+	});
 	return {
 		context,
 		page,
@@ -119,11 +126,13 @@ export async function expectNoVisibleError(
 ): Promise<void> {
 	for (const selector of ERROR_SELECTORS) {
 		const visible = await visibleTexts(page.locator(selector));
-		if (visible.length) throw new Error(`an error is visible (${selector}): ${visible.join(' | ')}`);
+		if (visible.length)
+			throw new Error(`an error is visible (${selector}): ${visible.join(' | ')}`);
 	}
 	if (!opts.allowCredentialError) {
 		const failed = await visibleTexts(page.getByText(CREDENTIAL_FAILED_TEXT));
-		if (failed.length) throw new Error(`a failed credential test is visible: ${failed.join(' | ')}`);
+		if (failed.length)
+			throw new Error(`a failed credential test is visible: ${failed.join(' | ')}`);
 	}
 }
 
