@@ -30,7 +30,9 @@ import {
 
 const NODE24 = path.join(REPO_ROOT, 'scripts', 'with-node24.sh');
 const version = process.env.N8N_DEV_VERSION ?? DEFAULT_N8N_VERSION;
-const userFolder = path.resolve(process.env.N8N_DEV_USER_FOLDER ?? path.join(os.homedir(), '.n8n-node-cli'));
+const userFolder = path.resolve(
+	process.env.N8N_DEV_USER_FOLDER ?? path.join(os.homedir(), '.n8n-node-cli'),
+);
 const port = Number(process.env.N8N_PORT ?? 5678);
 const customDir = path.join(userFolder, '.n8n', 'custom');
 const target = path.join(customDir, 'node_modules', PACKAGE_NAME);
@@ -51,7 +53,10 @@ function pipe(child: ChildProcess, prefix: string, onLine?: (line: string) => vo
 			buf += d.toString();
 			let i: number;
 			while ((i = buf.indexOf('\n')) >= 0) {
-				const line = buf.slice(0, i).replace(/\x1b\[[0-9;]*[A-Za-z]/g, '').replace(/\r/g, '');
+				const line = buf
+					.slice(0, i)
+					.replace(/\x1b\[[0-9;]*[A-Za-z]/g, '')
+					.replace(/\r/g, '');
 				buf = buf.slice(i + 1);
 				if (line.trim()) console.log(`${prefix} ${line}`);
 				onLine?.(line);
@@ -61,7 +66,12 @@ function pipe(child: ChildProcess, prefix: string, onLine?: (line: string) => vo
 }
 
 function start(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv, cwd = REPO_ROOT) {
-	const child = spawn('bash', [NODE24, cmd, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+	const child = spawn('bash', [NODE24, cmd, ...args], {
+		cwd,
+		env,
+		stdio: ['ignore', 'pipe', 'pipe'],
+		detached: true,
+	});
 	children.push(child);
 	child.on('exit', (code, signal) => {
 		if (!stopping) {
@@ -85,7 +95,10 @@ async function stop(code = 0) {
 		}
 	}
 	const deadline = Date.now() + 20_000;
-	while (children.some((c) => c.exitCode === null && c.signalCode === null) && Date.now() < deadline) {
+	while (
+		children.some((c) => c.exitCode === null && c.signalCode === null) &&
+		Date.now() < deadline
+	) {
 		await new Promise((r) => setTimeout(r, 100));
 	}
 	for (const child of children) {
@@ -151,7 +164,8 @@ async function main() {
 	const startN8n = async () => {
 		n8nStarted = true;
 		const env: NodeJS.ProcessEnv = { ...process.env };
-		for (const k of Object.keys(env)) if (k.startsWith('N8N_') || k.startsWith('DB_')) delete env[k];
+		for (const k of Object.keys(env))
+			if (k.startsWith('N8N_') || k.startsWith('DB_')) delete env[k];
 		delete env.NODE_ENV;
 		Object.assign(env, {
 			N8N_USER_FOLDER: userFolder,
@@ -168,13 +182,20 @@ async function main() {
 		const n8n = start('n8n', n8nBin(version), ['start'], env, userFolder);
 		pipe(n8n, '[n8n]', (line) => {
 			if (line.includes('Editor is now accessible')) {
-				log(`ready: open http://localhost:${port} (node type CUSTOM.invoiceService); edit nodes/ or credentials/ and n8n reloads it`);
+				log(
+					`ready: open http://localhost:${port} (node type CUSTOM.invoiceService); edit nodes/ or credentials/ and n8n reloads it`,
+				);
 			}
 		});
 	};
 
 	fs.mkdirSync(userFolder, { recursive: true });
-	const tsc = start('tsc --watch', 'npx', ['tsc', '--watch', '--preserveWatchOutput', '-p', 'tsconfig.json'], process.env);
+	const tsc = start(
+		'tsc --watch',
+		'npx',
+		['tsc', '--watch', '--preserveWatchOutput', '-p', 'tsconfig.json'],
+		process.env,
+	);
 	pipe(tsc, '[tsc]', (line) => {
 		const m = /Found (\d+) errors?\. Watching for file changes/.exec(line);
 		if (!m) return;
@@ -184,7 +205,9 @@ async function main() {
 		}
 		copyStaticFiles();
 		syncPackage();
-		log(`build ${m[1] === '0' ? 'ok' : `with ${m[1]} error(s)`}: copied to n8n's custom folder${n8nStarted ? ' (n8n reloads it)' : ''}`);
+		log(
+			`build ${m[1] === '0' ? 'ok' : `with ${m[1]} error(s)`}: copied to n8n's custom folder${n8nStarted ? ' (n8n reloads it)' : ''}`,
+		);
 		if (!n8nStarted) void startN8n();
 	});
 }
