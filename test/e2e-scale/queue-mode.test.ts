@@ -64,6 +64,18 @@ function startProc(
 	child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
 	child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
 	let exited = false;
+	// If jest itself goes away without afterAll (a crash, process.exit), take the process group along.
+	const killOnExit = () => {
+		if (!exited && child.pid !== undefined) {
+			try {
+				process.kill(-child.pid, 'SIGKILL');
+			} catch {
+				// gone
+			}
+		}
+	};
+	process.once('exit', killOnExit);
+	child.once('exit', () => process.removeListener('exit', killOnExit));
 	const exit = new Promise<void>((resolve) =>
 		child.once('exit', () => {
 			exited = true;
