@@ -3,7 +3,7 @@
 // See sandbox/README.md for the behaviour and every decision the spec leaves open.
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { mkdirSync, mkdtempSync, unlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, unlinkSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -317,6 +317,8 @@ class SandboxServer {
 	private pdfJitterRng: () => number = Math.random;
 	private tokens = 0;
 	private tokensAt = 0;
+	/** A temporary outbox the sandbox made itself is removed on close; one the caller named is kept. */
+	private ownsOutbox = false;
 
 	constructor(opts: SandboxOptions) {
 		this.opts = opts;
@@ -325,6 +327,7 @@ class SandboxServer {
 			this.outboxDir = path.resolve(opts.outboxDir);
 		} else {
 			this.outboxDir = mkdtempSync(path.join(os.tmpdir(), 'invoice-sandbox-outbox-'));
+			this.ownsOutbox = true;
 		}
 		this.reseed();
 		this.refillBucket();
@@ -402,6 +405,7 @@ class SandboxServer {
 					}),
 			),
 		);
+		if (this.ownsOutbox) rmSync(this.outboxDir, { recursive: true, force: true });
 	}
 
 	// ---- state ---------------------------------------------------------------------------------------

@@ -2,7 +2,9 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-process.env.N8N_USER_FOLDER = fs.mkdtempSync(path.join(os.tmpdir(), 'invoice-service-n8n-'));
+// One folder per jest worker process (reused by its test files), so runs do not pile up temp folders.
+process.env.N8N_USER_FOLDER = path.join(os.tmpdir(), `invoice-service-n8n-${process.pid}`);
+fs.mkdirSync(process.env.N8N_USER_FOLDER, { recursive: true });
 process.env.N8N_ENCRYPTION_KEY = 'test-encryption-key';
 process.env.N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS = 'false';
 // n8n-core's ErrorReporter logs every node error (with stack) through its Logger; keep test output readable.
