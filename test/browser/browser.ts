@@ -1,4 +1,4 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-dangerous-functions */
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-dangerous-functions */
 // Chromium (Debian's, installed by scripts/install-chromium.sh; never Playwright's own downloads) driven by
 // playwright-core, plus the few editor helpers the browser test shares: log in, open a workflow, check that
 // nothing on screen is an error, take a screenshot.
@@ -10,7 +10,8 @@ import { chromium, type BrowserContext, type Locator, type Page } from 'playwrig
 
 import { REPO_ROOT } from '../e2e/n8n';
 
-export const CHROMIUM = '/usr/bin/chromium';
+/** Debian's Chromium; INVOICE_SERVICE_CHROMIUM points at another Chromium/Chrome binary (then nothing is installed). */
+export const CHROMIUM = process.env.INVOICE_SERVICE_CHROMIUM ?? '/usr/bin/chromium';
 export const SCREENSHOT_DIR = path.join(REPO_ROOT, 'docs', 'screenshots');
 export const VIEWPORT = { width: 1440, height: 900 };
 
@@ -18,10 +19,12 @@ export const OWNER = { email: 'owner@example.com', password: 'E2e-owner-pw-1' };
 
 /** Installs Debian's chromium when /usr/bin/chromium is missing (quiet and quick when it is there). */
 export function ensureChromium(): void {
-	execFileSync('bash', [path.join(REPO_ROOT, 'scripts', 'install-chromium.sh')], {
-		stdio: ['ignore', 'inherit', 'inherit'],
-	});
-	if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing after install-chromium.sh`);
+	if (!process.env.INVOICE_SERVICE_CHROMIUM) {
+		execFileSync('bash', [path.join(REPO_ROOT, 'scripts', 'install-chromium.sh')], {
+			stdio: ['ignore', 'inherit', 'inherit'],
+		});
+	}
+	if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing`);
 }
 
 export interface BrowserSession {
