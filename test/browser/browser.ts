@@ -158,7 +158,8 @@ export async function screenshot(
 	await expectNoVisibleError(page, opts);
 	fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
 	const file = path.join(SCREENSHOT_DIR, name);
-	await page.screenshot({ path: file, animations: 'disabled', caret: 'hide' });
+	// JPEG, not PNG: n8n-node build copies every *.png in the project into dist/ (and so into the npm package).
+	await page.screenshot({ path: file, type: 'jpeg', quality: 85, animations: 'disabled', caret: 'hide' });
 	return file;
 }
 

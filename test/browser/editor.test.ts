@@ -186,7 +186,7 @@ describe(`Invoice Service in n8n ${VERSION}'s editor (Chromium)`, () => {
 		).toContain(
 			'Create customers and PDF invoices (optionally e-mailed) in the Customer and Invoice Service',
 		);
-		await screenshot(page, 'node-panel.png');
+		await screenshot(page, 'node-panel.jpg');
 
 		await item.click();
 		const actions = creator.getByText(/^Create (a customer|an invoice)$/);
@@ -245,7 +245,7 @@ describe(`Invoice Service in n8n ${VERSION}'s editor (Chromium)`, () => {
 		expect(titles).toEqual(expect.arrayContaining(['Additional Fields', 'Options']));
 		expect(titles.indexOf('First Name')).toBeLessThan(titles.indexOf('Last Name'));
 		expect(titles.indexOf('Last Name')).toBeLessThan(titles.indexOf('Email'));
-		await screenshot(page, 'customer-create.png');
+		await screenshot(page, 'customer-create.jpg');
 
 		// n8n marks required node parameters through the node's issues (the editor draws no asterisk there).
 		const issues = await canvasIssues('Create a customer');
@@ -267,7 +267,7 @@ describe(`Invoice Service in n8n ${VERSION}'s editor (Chromium)`, () => {
 		const expected: Array<[string, string]> = [
 			['customerId', 'Customer ID'],
 			['currency', 'Currency'],
-			['lineItemsMode', 'Line Items'],
+			['lineItemsMode', 'Specify Line Items'],
 			['amountMode', 'Amount'],
 		];
 		for (const [name, label] of expected) expect(await labelOf(params, name)).toBe(label);
@@ -319,7 +319,7 @@ describe(`Invoice Service in n8n ${VERSION}'s editor (Chromium)`, () => {
 			.locator('[data-test-id="parameter-input-description"] input')
 			.first()
 			.scrollIntoViewIfNeeded();
-		await screenshot(page, 'invoice-create.png');
+		await screenshot(page, 'invoice-create.jpg');
 
 		const issues = await canvasIssues('Create an invoice');
 		expect(issues).toContain('Parameter "Customer ID" is required.');
@@ -360,7 +360,7 @@ describe(`Invoice Service in n8n ${VERSION}'s editor (Chromium)`, () => {
 		await expect(
 			page.locator('[data-test-id="credentials-config-container-test-success"]').innerText(),
 		).resolves.toMatch(/Connection tested successfully/);
-		await screenshot(page, 'credential-ok.png');
+		await screenshot(page, 'credential-ok.jpg');
 		const after = sandbox.stats().requests.byStatus;
 		// The test request reached the service with the key and got "invalid input" (nothing is created).
 		expect((after['400'] ?? 0) - (before['400'] ?? 0)).toBeGreaterThanOrEqual(1);
@@ -381,7 +381,7 @@ describe(`Invoice Service in n8n ${VERSION}'s editor (Chromium)`, () => {
 		const details = dialog.getByText('More details');
 		if (await details.isVisible()) await details.click();
 		await dialog.getByText(MSG_401, { exact: true }).waitFor();
-		await screenshot(page, 'credential-401.png', { allowCredentialError: true });
+		await screenshot(page, 'credential-401.jpg', { allowCredentialError: true });
 		expect(sandbox.stats().requests.byStatus['401'] ?? 0).toBeGreaterThanOrEqual(1);
 		await page.keyboard.press('Escape');
 	});
@@ -463,7 +463,7 @@ describe(`Invoice Service in n8n ${VERSION}'s editor (Chromium)`, () => {
 		expect(text).toMatch(/1 item/);
 		expect(text).toContain('application/pdf');
 		expect(text).toMatch(/File Name:\s*inv_\d+\.pdf/);
-		await screenshot(page, 'run-output-pdf.png');
+		await screenshot(page, 'run-output-pdf.jpg');
 		console.log(`[browser] all steps done after ${Date.now() - started} ms`);
 	});
 });

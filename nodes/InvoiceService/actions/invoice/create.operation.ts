@@ -40,7 +40,7 @@ const properties: INodeProperties[] = [
 		description: 'The ISO 4217 currency code of the invoice: EUR, USD or GBP',
 	},
 	{
-		displayName: 'Line Items',
+		displayName: 'Specify Line Items',
 		name: 'lineItemsMode',
 		type: 'options',
 		options: [
