@@ -13,6 +13,7 @@ import {
 	customersByEmail,
 	faultSummary,
 	invoiceParameters,
+	itemError,
 	runAgainst,
 	settle,
 } from './helpers';
@@ -85,8 +86,11 @@ describe('fault suite: create customer', () => {
 		// each error item says what happened; time-outs and resets say "Outcome unknown"
 		const kinds: Record<string, number> = {};
 		for (const item of errors.values()) {
-			const kind = errorKind(String(item.json.error));
+			const failure = itemError(item);
+			const kind = errorKind(String(failure?.message));
 			kinds[kind] = (kinds[kind] ?? 0) + 1;
+			if (kind === 'http500') expect(failure?.httpCode).toBe('500');
+			if (kind === 'html502') expect(failure?.httpCode).toBe('502');
 		}
 		expect(Object.keys(kinds).filter((k) => k.startsWith('other'))).toEqual([]);
 		expect(kinds.http500).toBe(stats.faults.http500);
@@ -111,7 +115,7 @@ describe('fault suite: create customer', () => {
 					throw new Error(`item ${i}: success ${JSON.stringify(success.json)} has no matching record`);
 				}
 			} else if (stored) {
-				const message = String(errors.get(i)?.json.error);
+				const message = String(itemError(errors.get(i))?.message);
 				if (!OUTCOME_UNKNOWN.test(message)) {
 					throw new Error(`item ${i} failed for sure ("${message}") but the service holds ${stored.join(', ')}`);
 				}
@@ -139,7 +143,7 @@ describe('fault suite: create customer', () => {
 		expect(result.outputs).toHaveLength(2);
 		const [ok, failed] = result.outputs;
 		expect(ok.every((item) => item.json.error === undefined && typeof item.json.id === 'string')).toBe(true);
-		expect(failed.every((item) => typeof item.json.error === 'string')).toBe(true);
+		expect(failed.every((item) => typeof itemError(item)?.message === 'string')).toBe(true);
 		expect(failed.length).toBeGreaterThan(40);
 
 		const { successes, errors, problems } = account(result.outputs, inputs.length);
@@ -157,7 +161,7 @@ describe('fault suite: create customer', () => {
 			expect(byEmail.get(inputs[i].email)).toEqual([item.json.id]);
 		}
 		for (const [i, item] of errors) {
-			const message = String(item.json.error);
+			const message = String(itemError(item)?.message);
 			expect(errorKind(message)).not.toMatch(/^other/);
 			if (byEmail.has(inputs[i].email)) expect(message).toMatch(OUTCOME_UNKNOWN);
 		}
@@ -245,7 +249,7 @@ describe('fault suite: create invoice', () => {
 			expect(byDescription.get(inputs[i].description)).toEqual([item.json.invoice_id]);
 		}
 		for (const [i, item] of errors) {
-			const message = String(item.json.error);
+			const message = String(itemError(item)?.message);
 			expect(errorKind(message)).not.toMatch(/^other/);
 			if (byDescription.has(inputs[i].description)) expect(message).toMatch(OUTCOME_UNKNOWN);
 		}

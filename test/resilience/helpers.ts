@@ -69,6 +69,35 @@ export async function runAgainst(
 	});
 }
 
+export interface ItemError {
+	message: string;
+	description?: string;
+	httpCode?: string;
+}
+
+/**
+ * The error an error item carries: `json.error` is `{ message, description, httpCode, itemIndex }` (older shapes:
+ * a string, with the details beside it in `json.details`). Undefined for a success item.
+ */
+export function itemError(item: INodeExecutionData | undefined): ItemError | undefined {
+	const raw = item?.json.error;
+	if (raw === undefined || raw === null) return undefined;
+	if (typeof raw === 'object') {
+		const e = raw as IDataObject;
+		return {
+			message: String(e.message),
+			...(e.description !== undefined ? { description: String(e.description) } : {}),
+			...(e.httpCode !== undefined ? { httpCode: String(e.httpCode) } : {}),
+		};
+	}
+	const details = (item?.json.details ?? {}) as IDataObject;
+	return {
+		message: String(raw),
+		...(details.description !== undefined ? { description: String(details.description) } : {}),
+		...(details.httpCode !== undefined ? { httpCode: String(details.httpCode) } : {}),
+	};
+}
+
 /** The item index an output item is paired with (fails the test when it is missing or not a single item). */
 export function pairedIndex(item: INodeExecutionData): number {
 	const paired = item.pairedItem;

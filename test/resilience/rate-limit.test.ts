@@ -7,6 +7,7 @@ import {
 	customerParameters,
 	customers,
 	customersByEmail,
+	itemError,
 	runAgainst,
 	settle,
 	start503Proxy,
@@ -138,11 +139,11 @@ describe('503 with Retry-After', () => {
 			const { successes, errors, problems } = account(result.outputs, inputs.length);
 			expect(problems).toEqual([]);
 			expect([...errors.keys()]).toEqual([0]);
-			expect(String(errors.get(0)?.json.error)).toMatch(/unavailable \(HTTP 503\)/);
-			// the error item carries the HTTP code and the retry story in json.details
-			const details = errors.get(0)?.json.details as { description?: string; httpCode?: string };
-			expect(details.httpCode).toBe('503');
-			expect(details.description).toMatch(/asked to wait 1 s\. Retried for 2 s \(Max Retry Wait: 2 s\), then gave up/);
+			// the error item carries the HTTP code and the retry story
+			const failure = itemError(errors.get(0));
+			expect(failure?.message).toMatch(/unavailable \(HTTP 503\)/);
+			expect(failure?.httpCode).toBe('503');
+			expect(failure?.description).toMatch(/asked to wait 1 s\. Retried for 2 s \(Max Retry Wait: 2 s\), then gave up/);
 			expect(successes.size).toBe(inputs.length - 1);
 			expect(sandbox.records().customers).toHaveLength(inputs.length - 1);
 			expect(customersByEmail(sandbox).has(inputs[0].email)).toBe(false);
