@@ -184,7 +184,12 @@ function chain(names: string[]): Record<string, unknown> {
 	return connections;
 }
 
-function workflow(id: string, name: string, nodes: Node[], connections: Record<string, unknown>): Workflow {
+function workflow(
+	id: string,
+	name: string,
+	nodes: Node[],
+	connections: Record<string, unknown>,
+): Workflow {
 	return { id, name, nodes, connections, settings: { executionOrder: 'v1' } };
 }
 
@@ -202,14 +207,29 @@ function buildWorkflow(
 		case 'baseline':
 			return workflow(id, `bench ${id}`, make, chain(base));
 		case 'ours':
-			return workflow(id, `bench ${id}`, [...make, oursNode(id, creds.ours, oursOptions)], chain([...base, TARGET]));
+			return workflow(
+				id,
+				`bench ${id}`,
+				[...make, oursNode(id, creds.ours, oursOptions)],
+				chain([...base, TARGET]),
+			);
 		case 'http':
-			return workflow(id, `bench ${id}`, [...make, httpNode(id, TARGET, sandbox, creds.header, {})], chain([...base, TARGET]));
+			return workflow(
+				id,
+				`bench ${id}`,
+				[...make, httpNode(id, TARGET, sandbox, creds.header, {})],
+				chain([...base, TARGET]),
+			);
 		case 'http-batching':
 			return workflow(
 				id,
 				`bench ${id}`,
-				[...make, httpNode(id, TARGET, sandbox, creds.header, { batching: { batch: { batchSize: 10, batchInterval: 200 } } })],
+				[
+					...make,
+					httpNode(id, TARGET, sandbox, creds.header, {
+						batching: { batch: { batchSize: 10, batchInterval: 200 } },
+					}),
+				],
 				chain([...base, TARGET]),
 			);
 		case 'http-loop': {
@@ -298,7 +318,17 @@ function execute(home: N8nHome, workflowId: string, timeoutMs: number): Promise<
 	return new Promise((resolve, reject) => {
 		const child = spawn(
 			'bash',
-			[path.join(REPO_ROOT, 'scripts', 'with-node24.sh'), 'bash', '-c', script, 'bench-n8n', n8nBin(home.version), 'execute', `--id=${workflowId}`, '--rawOutput'],
+			[
+				path.join(REPO_ROOT, 'scripts', 'with-node24.sh'),
+				'bash',
+				'-c',
+				script,
+				'bench-n8n',
+				n8nBin(home.version),
+				'execute',
+				`--id=${workflowId}`,
+				'--rawOutput',
+			],
 			{ cwd: home.userFolder, env: n8nEnv(home), stdio: ['ignore', 'pipe', 'pipe'] },
 		);
 		const out: Buffer[] = [];
@@ -384,8 +414,14 @@ function machine(): string {
 }
 
 async function main(): Promise<void> {
-	const log = (msg: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
-	log(`n8n ${VERSION}${QUICK ? ' (BENCH_QUICK: reduced item counts)' : ''}; load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+	const log = (msg: string) =>
+		console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
+	log(
+		`n8n ${VERSION}${QUICK ? ' (BENCH_QUICK: reduced item counts)' : ''}; load ${os
+			.loadavg()
+			.map((l) => l.toFixed(2))
+			.join(' ')}`,
+	);
 	await ensureN8nInstalled([VERSION]);
 	const tarball = await packPackage({ echo: false });
 	log(`package ${path.basename(tarball)}`);
@@ -410,7 +446,10 @@ async function main(): Promise<void> {
 				data: { name: 'Authorization', value: `Bearer ${sb.apiKey}` },
 			},
 		]);
-		const creds = (i: number) => ({ ours: `credOurs0000000${i + 1}`, header: `credHead0000000${i + 1}` });
+		const creds = (i: number) => ({
+			ours: `credOurs0000000${i + 1}`,
+			header: `credHead0000000${i + 1}`,
+		});
 
 		const scenarios: Scenario[] = [];
 		const add = (
@@ -453,7 +492,8 @@ async function main(): Promise<void> {
 			['import:workflow', 'workflows.json'],
 		]) {
 			const r = await n8n(home, [what, `--input=${path.join(importDir, file)}`]);
-			if (r.code !== 0) throw new Error(`n8n ${what} failed (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
+			if (r.code !== 0)
+				throw new Error(`n8n ${what} failed (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
 			log(`${what} ${r.ms} ms`);
 		}
 
@@ -467,13 +507,17 @@ async function main(): Promise<void> {
 			let run = parseRawOutput(exec.stdout);
 			if (!run) {
 				// n8n occasionally dies before printing anything (seen here: exit 134 at start-up); run it once more
-				log(`  no run data (exit ${exec.code}); running it again. stderr tail:\n${exec.stderr.slice(-800)}`);
+				log(
+					`  no run data (exit ${exec.code}); running it again. stderr tail:\n${exec.stderr.slice(-800)}`,
+				);
 				scenario.sandbox.reset();
 				exec = await execute(home, scenario.id, 30 * 60_000);
 				run = parseRawOutput(exec.stdout);
 			}
 			if (!run) {
-				throw new Error(`no run data for ${scenario.id} (exit ${exec.code}):\n${exec.stdout.slice(-3000)}\n${exec.stderr.slice(-3000)}`);
+				throw new Error(
+					`no run data for ${scenario.id} (exit ${exec.code}):\n${exec.stdout.slice(-3000)}\n${exec.stderr.slice(-3000)}`,
+				);
 			}
 			const measuredNode = scenario.kind === 'baseline' ? SPLIT : TARGET;
 			const outputs = itemsOf(run, measuredNode);
@@ -498,7 +542,9 @@ async function main(): Promise<void> {
 				log(`  n8n exited ${exec.code}; stderr tail:\n${exec.stderr.slice(-1500)}`);
 			}
 			if (exec.code !== 0 && scenario.kind === 'baseline') {
-				log(`  n8n exited ${exec.code} after printing the run data; stderr tail:\n${exec.stderr.slice(-1500)}`);
+				log(
+					`  n8n exited ${exec.code} after printing the run data; stderr tail:\n${exec.stderr.slice(-1500)}`,
+				);
 			}
 			if (scenario.kind !== 'baseline' && outputs.length !== scenario.items) {
 				log(`  WARNING: ${outputs.length} output items for ${scenario.items} inputs`);
@@ -534,58 +580,128 @@ function render(measured: Measured[]): string {
 	const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 	lines.push(`# Benchmark: Invoice Service node vs HTTP Request node`);
 	lines.push('');
-	lines.push(`Generated by \`npm run bench\` (bench/run.ts) on ${now}${QUICK ? ' — BENCH_QUICK run, reduced item counts' : ''}.`);
+	lines.push(
+		`Generated by \`npm run bench\` (bench/run.ts) on ${now}${QUICK ? ' — BENCH_QUICK run, reduced item counts' : ''}.`,
+	);
 	lines.push('');
 	lines.push(`- Machine: ${machine()}`);
-	lines.push(`- n8n ${VERSION} (one user folder, every workflow imported once, each run = one \`n8n execute --id --rawOutput\`), Node.js ${process.version}`);
-	lines.push(`- n8n-nodes-invoice-service ${JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).version as string} (packed from this tree, installed as a community package); HTTP Request node typeVersion 4.2 with a Header Auth credential`);
-	lines.push('- Service: the local sandbox (sandbox/server.ts) on 127.0.0.1, in the benchmark process (its CPU is not counted as n8n\'s); reset before each run');
-	lines.push('- Every workflow: Manual Trigger → Edit Fields (an expression builds the array of people) → Split Out → the node(s) measured, with "On Error: Continue" so every failure is an item');
+	lines.push(
+		`- n8n ${VERSION} (one user folder, every workflow imported once, each run = one \`n8n execute --id --rawOutput\`), Node.js ${process.version}`,
+	);
+	lines.push(
+		`- n8n-nodes-invoice-service ${JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).version as string} (packed from this tree, installed as a community package); HTTP Request node typeVersion 4.2 with a Header Auth credential`,
+	);
+	lines.push(
+		"- Service: the local sandbox (sandbox/server.ts) on 127.0.0.1, in the benchmark process (its CPU is not counted as n8n's); reset before each run",
+	);
+	lines.push(
+		'- Every workflow: Manual Trigger → Edit Fields (an expression builds the array of people) → Split Out → the node(s) measured, with "On Error: Continue" so every failure is an item',
+	);
 	lines.push('');
-	lines.push('Node time = from the start to the end of the measured node in n8n\'s run data (`startTime` + `executionTime`; for the loop, from the first start of Loop Over Items to the last end of it or the HTTP Request node). It excludes n8n\'s boot.');
+	lines.push(
+		"Node time = from the start to the end of the measured node in n8n's run data (`startTime` + `executionTime`; for the loop, from the first start of Loop Over Items to the last end of it or the HTTP Request node). It excludes n8n's boot.",
+	);
 	lines.push('');
 
 	const row = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`;
 	const loadOf = (m: Measured) => `${fmt(m.load[0], 1)} → ${fmt(m.load[1], 1)}`;
-	lines.push('"load" = the machine\'s 1-minute load average when the run started → ended (2 cores: above 2, other work was competing with n8n for CPU, which slows the CPU-bound runs).');
+	lines.push(
+		'"load" = the machine\'s 1-minute load average when the run started → ended (2 cores: above 2, other work was competing with n8n for CPU, which slows the CPU-bound runs).',
+	);
 	lines.push('');
 	// P1
 	const p1 = ['p1ours', 'p1http', 'p1batch'].map(by);
 	const p1BoundS = (N_P1 - RATE.burst) / RATE.perSecond;
-	lines.push(`## P1: token bucket ${RATE.perSecond} req/s (burst ${RATE.burst}), latency ${P1_LATENCY.latencyMs} ± ${P1_LATENCY.jitterMs} ms, ${N_P1} creates`);
+	lines.push(
+		`## P1: token bucket ${RATE.perSecond} req/s (burst ${RATE.burst}), latency ${P1_LATENCY.latencyMs} ± ${P1_LATENCY.jitterMs} ms, ${N_P1} creates`,
+	);
 	lines.push('');
-	lines.push(`Bound set by the rate limit: (${N_P1} − ${RATE.burst} burst) ÷ ${RATE.perSecond}/s = ${fmt(p1BoundS, 1)} s. Target for ours: time ÷ bound ≤ 1.15 with 0 failures, untuned.`);
+	lines.push(
+		`Bound set by the rate limit: (${N_P1} − ${RATE.burst} burst) ÷ ${RATE.perSecond}/s = ${fmt(p1BoundS, 1)} s. Target for ours: time ÷ bound ≤ 1.15 with 0 failures, untuned.`,
+	);
 	lines.push('');
-	lines.push(row(['variant', 'node time (s)', 'successes', 'failures', 'time ÷ bound', '429 answers', 'requests sent', 'load']));
+	lines.push(
+		row([
+			'variant',
+			'node time (s)',
+			'successes',
+			'failures',
+			'time ÷ bound',
+			'429 answers',
+			'requests sent',
+			'load',
+		]),
+	);
 	lines.push(row(['---', '---:', '---:', '---:', '---:', '---:', '---:', '---:']));
 	for (const m of p1) {
-		lines.push(row([m.scenario.label, fmt(m.nodeMs / 1000), m.successes, m.failures, fmt(m.nodeMs / 1000 / p1BoundS), m.rateLimited, m.requests, loadOf(m)]));
+		lines.push(
+			row([
+				m.scenario.label,
+				fmt(m.nodeMs / 1000),
+				m.successes,
+				m.failures,
+				fmt(m.nodeMs / 1000 / p1BoundS),
+				m.rateLimited,
+				m.requests,
+				loadOf(m),
+			]),
+		);
 	}
 	const [o1, , b1] = p1;
 	lines.push('');
-	lines.push(`Ours ÷ bound = **${fmt(o1.nodeMs / 1000 / p1BoundS)}** with ${o1.failures} failures (target ≤ 1.15, 0 failures: **${o1.nodeMs / 1000 / p1BoundS <= 1.15 && o1.failures === 0 ? 'met' : 'missed'}**); ours is ${fmt(b1.nodeMs / o1.nodeMs)}× as fast as hand-tuned batching.`);
+	lines.push(
+		`Ours ÷ bound = **${fmt(o1.nodeMs / 1000 / p1BoundS)}** with ${o1.failures} failures (target ≤ 1.15, 0 failures: **${o1.nodeMs / 1000 / p1BoundS <= 1.15 && o1.failures === 0 ? 'met' : 'missed'}**); ours is ${fmt(b1.nodeMs / o1.nodeMs)}× as fast as hand-tuned batching.`,
+	);
 	lines.push('');
 
 	// P2
 	const meanLatencyS = P2_LATENCY.latencyMs / 1000;
 	const boundTp = 10 / meanLatencyS;
 	const [o10, loop, o50, http2] = ['p2ours10', 'p2loop', 'p2ours50', 'p2http'].map(by);
-	lines.push(`## P2: no rate limit, latency ${P2_LATENCY.latencyMs - P2_LATENCY.jitterMs}–${P2_LATENCY.latencyMs + P2_LATENCY.jitterMs} ms (uniform, mean ${P2_LATENCY.latencyMs} ms), ${N_P2} creates`);
+	lines.push(
+		`## P2: no rate limit, latency ${P2_LATENCY.latencyMs - P2_LATENCY.jitterMs}–${P2_LATENCY.latencyMs + P2_LATENCY.jitterMs} ms (uniform, mean ${P2_LATENCY.latencyMs} ms), ${N_P2} creates`,
+	);
 	lines.push('');
 	lines.push(`Bound for concurrency 10: 10 ÷ ${meanLatencyS} s = ${fmt(boundTp, 0)} items/s.`);
 	lines.push('');
-	lines.push(row(['variant', 'node time (s)', 'successes', 'failures', 'items/s', 'max in flight at the service', 'load']));
+	lines.push(
+		row([
+			'variant',
+			'node time (s)',
+			'successes',
+			'failures',
+			'items/s',
+			'max in flight at the service',
+			'load',
+		]),
+	);
 	lines.push(row(['---', '---:', '---:', '---:', '---:', '---:', '---:']));
 	for (const m of [o10, loop, o50, http2]) {
-		lines.push(row([m.scenario.label, fmt(m.nodeMs / 1000), m.successes, m.failures, fmt(throughput(m), 1), m.maxInFlight, loadOf(m)]));
+		lines.push(
+			row([
+				m.scenario.label,
+				fmt(m.nodeMs / 1000),
+				m.successes,
+				m.failures,
+				fmt(throughput(m), 1),
+				m.maxInFlight,
+				loadOf(m),
+			]),
+		);
 	}
 	const r10 = throughput(o10) / boundTp;
 	const rLoop = throughput(o10) / throughput(loop);
 	const r50 = throughput(o50) / throughput(http2);
 	lines.push('');
-	lines.push(`- Ours at concurrency 10 ÷ bound = **${fmt(r10)}** (target ≥ 0.9: **${r10 >= 0.9 ? 'met' : 'missed'}**)`);
-	lines.push(`- Ours at concurrency 10 ÷ one at a time (Loop Over Items) = **${fmt(rLoop, 1)}×** (target ≥ 8×: **${rLoop >= 8 ? 'met' : 'missed'}**)`);
-	lines.push(`- Ours at concurrency 50 ÷ HTTP Request defaults = **${fmt(r50)}×** throughput (target ≥ 1.0: **${r50 >= 1 ? 'met' : 'missed'}**)`);
+	lines.push(
+		`- Ours at concurrency 10 ÷ bound = **${fmt(r10)}** (target ≥ 0.9: **${r10 >= 0.9 ? 'met' : 'missed'}**)`,
+	);
+	lines.push(
+		`- Ours at concurrency 10 ÷ one at a time (Loop Over Items) = **${fmt(rLoop, 1)}×** (target ≥ 8×: **${rLoop >= 8 ? 'met' : 'missed'}**)`,
+	);
+	lines.push(
+		`- Ours at concurrency 50 ÷ HTTP Request defaults = **${fmt(r50)}×** throughput (target ≥ 1.0: **${r50 >= 1 ? 'met' : 'missed'}**)`,
+	);
 	lines.push('');
 
 	// P3
@@ -594,9 +710,23 @@ function render(measured: Measured[]): string {
 	const cpuRatio = perItemMs(o3) / perItemMs(h3);
 	lines.push(`## P3: no latency, no limit, ${N_P3} creates: CPU per item`);
 	lines.push('');
-	lines.push('CPU = user + system seconds of the whole `n8n execute` process tree (bash `times` around the command: n8n and any child it started), minus the same for a baseline workflow that boots n8n and makes the same items without sending them; ÷ items. Peak memory = largest VmHWM (peak resident set) of the n8n process, sampled from /proc every 250 ms. The sandbox runs in the benchmark process, so its CPU is not in these figures. Node time ÷ items is shown too (wall time while n8n is CPU-bound).');
+	lines.push(
+		'CPU = user + system seconds of the whole `n8n execute` process tree (bash `times` around the command: n8n and any child it started), minus the same for a baseline workflow that boots n8n and makes the same items without sending them; ÷ items. Peak memory = largest VmHWM (peak resident set) of the n8n process, sampled from /proc every 250 ms. The sandbox runs in the benchmark process, so its CPU is not in these figures. Node time ÷ items is shown too (wall time while n8n is CPU-bound).',
+	);
 	lines.push('');
-	lines.push(row(['variant', 'process CPU (s)', 'CPU over baseline per item (ms)', 'node time (s)', 'node time per item (ms)', 'successes', 'failures', 'peak memory (MiB)', 'load']));
+	lines.push(
+		row([
+			'variant',
+			'process CPU (s)',
+			'CPU over baseline per item (ms)',
+			'node time (s)',
+			'node time per item (ms)',
+			'successes',
+			'failures',
+			'peak memory (MiB)',
+			'load',
+		]),
+	);
 	lines.push(row(['---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:']));
 	for (const m of [base, o3, h3]) {
 		const isBase = m === base;
@@ -615,7 +745,9 @@ function render(measured: Measured[]): string {
 		);
 	}
 	lines.push('');
-	lines.push(`CPU per item, ours ÷ HTTP Request = **${fmt(cpuRatio)}** (target ≤ 1.0: **${cpuRatio <= 1 ? 'met' : 'missed'}**).`);
+	lines.push(
+		`CPU per item, ours ÷ HTTP Request = **${fmt(cpuRatio)}** (target ≤ 1.0: **${cpuRatio <= 1 ? 'met' : 'missed'}**).`,
+	);
 	lines.push('');
 	return `${lines.join('\n')}\n`;
 }

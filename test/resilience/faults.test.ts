@@ -65,7 +65,9 @@ describe('fault suite: create customer', () => {
 		expect(result.outputs).toHaveLength(1);
 		expect(result.outputs[0]).toHaveLength(inputs.length);
 		// input order is kept: output position i is item i
-		expect(result.outputs[0].map((item) => item.pairedItem)).toEqual(inputs.map((_, i) => ({ item: i })));
+		expect(result.outputs[0].map((item) => item.pairedItem)).toEqual(
+			inputs.map((_, i) => ({ item: i })),
+		);
 
 		const { successes, errors, problems } = account(result.outputs, inputs.length);
 		expect(problems).toEqual([]);
@@ -75,7 +77,10 @@ describe('fault suite: create customer', () => {
 		for (const kind of Object.keys(FAULTS) as Array<keyof typeof FAULTS>) {
 			expect(stats.faults[kind]).toBeGreaterThan(10);
 		}
-		const injected = Object.values(FAULTS).reduce((sum, _rate, i) => sum + stats.faults[Object.keys(FAULTS)[i] as keyof typeof FAULTS], 0);
+		const injected = Object.values(FAULTS).reduce(
+			(sum, _rate, i) => sum + stats.faults[Object.keys(FAULTS)[i] as keyof typeof FAULTS],
+			0,
+		);
 		expect(injected / stats.requests.total).toBeGreaterThan(0.07);
 		expect(injected / stats.requests.total).toBeLessThan(0.13);
 
@@ -112,12 +117,16 @@ describe('fault suite: create customer', () => {
 			if (success) {
 				const record = recordsById.get(String(success.json.id));
 				if (record?.email !== input.email) {
-					throw new Error(`item ${i}: success ${JSON.stringify(success.json)} has no matching record`);
+					throw new Error(
+						`item ${i}: success ${JSON.stringify(success.json)} has no matching record`,
+					);
 				}
 			} else if (stored) {
 				const message = String(itemError(errors.get(i))?.message);
 				if (!OUTCOME_UNKNOWN.test(message)) {
-					throw new Error(`item ${i} failed for sure ("${message}") but the service holds ${stored.join(', ')}`);
+					throw new Error(
+						`item ${i} failed for sure ("${message}") but the service holds ${stored.join(', ')}`,
+					);
 				}
 			}
 		});
@@ -142,7 +151,9 @@ describe('fault suite: create customer', () => {
 		expect(result.status).toBe('success');
 		expect(result.outputs).toHaveLength(2);
 		const [ok, failed] = result.outputs;
-		expect(ok.every((item) => item.json.error === undefined && typeof item.json.id === 'string')).toBe(true);
+		expect(
+			ok.every((item) => item.json.error === undefined && typeof item.json.id === 'string'),
+		).toBe(true);
 		expect(failed.every((item) => typeof itemError(item)?.message === 'string')).toBe(true);
 		expect(failed.length).toBeGreaterThan(40);
 
@@ -166,15 +177,31 @@ describe('fault suite: create customer', () => {
 			if (byEmail.has(inputs[i].email)) expect(message).toMatch(OUTCOME_UNKNOWN);
 		}
 		expect(stats.requests.total).toBe(inputs.length);
-		expect(sandbox.records().customers.length).toBe(successes.size + stats.faults.resetAfter + stats.faults.slow);
+		expect(sandbox.records().customers.length).toBe(
+			successes.size + stats.faults.resetAfter + stats.faults.slow,
+		);
 	});
 
 	it('stop on error: the error lists the items already created, with ids that exist in the service', async () => {
 		// Fewer faults so that some items get through before the first one fails.
-		sandbox.configure({ faults: { http500: 0.004, html502: 0.004, resetBefore: 0.004, resetAfter: 0.004, slow: 0.004 }, seed: 11 });
+		sandbox.configure({
+			faults: {
+				http500: 0.004,
+				html502: 0.004,
+				resetBefore: 0.004,
+				resetAfter: 0.004,
+				slow: 0.004,
+			},
+			seed: 11,
+		});
 		try {
 			const inputs = customers(1000, 'stop');
-			const result = await runAgainst(sandbox.rootUrl, sandbox.apiKey, customerParameters(OPTIONS), inputs);
+			const result = await runAgainst(
+				sandbox.rootUrl,
+				sandbox.apiKey,
+				customerParameters(OPTIONS),
+				inputs,
+			);
 			await settle(sandbox);
 			expect(result.status).toBe('error');
 			const error = result.error;
@@ -216,8 +243,15 @@ describe('fault suite: create customer', () => {
 
 describe('fault suite: create invoice', () => {
 	it('600 invoices, ~10 % faults, Continue: every item once, at most one invoice per item, every success exists', async () => {
-		sandbox.configure({ faults: { http500: 0, html502: 0, resetBefore: 0, resetAfter: 0, slow: 0 } });
-		const setup = await runAgainst(sandbox.rootUrl, sandbox.apiKey, customerParameters(), customers(1, 'invoice-owner'));
+		sandbox.configure({
+			faults: { http500: 0, html502: 0, resetBefore: 0, resetAfter: 0, slow: 0 },
+		});
+		const setup = await runAgainst(
+			sandbox.rootUrl,
+			sandbox.apiKey,
+			customerParameters(),
+			customers(1, 'invoice-owner'),
+		);
 		sandbox.configure({ faults: FAULTS, seed: 5 });
 		const customerId = String(setup.outputs[0]?.[0]?.json.id);
 		expect(customerId).toMatch(/^cust_/);
@@ -243,7 +277,8 @@ describe('fault suite: create invoice', () => {
 			byDescription.set(key, [...(byDescription.get(key) ?? []), invoice.id]);
 		}
 		for (const [description, ids] of byDescription) {
-			if (ids.length > 1) throw new Error(`"${description}" invoiced ${ids.length} times: ${ids.join(', ')}`);
+			if (ids.length > 1)
+				throw new Error(`"${description}" invoiced ${ids.length} times: ${ids.join(', ')}`);
 		}
 		for (const [i, item] of successes) {
 			expect(byDescription.get(inputs[i].description)).toEqual([item.json.invoice_id]);

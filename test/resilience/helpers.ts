@@ -41,7 +41,10 @@ export const customerParameters = (options: INodeParameters = {}): INodeParamete
 });
 
 /** Invoice parameters: one line per item whose description identifies the input item. */
-export const invoiceParameters = (customerId: string, options: INodeParameters = {}): INodeParameters => ({
+export const invoiceParameters = (
+	customerId: string,
+	options: INodeParameters = {},
+): INodeParameters => ({
 	resource: 'invoice',
 	operation: 'create',
 	customerId,
@@ -122,10 +125,12 @@ export function account(outputs: INodeExecutionData[][], inputCount: number): Ac
 	const problems: string[] = [];
 	for (const item of outputs.flat()) {
 		const index = pairedIndex(item);
-		if (index < 0 || index >= inputCount) problems.push(`pairedItem ${index} is not an input index`);
+		if (index < 0 || index >= inputCount)
+			problems.push(`pairedItem ${index} is not an input index`);
 		const isError = item.json.error !== undefined;
 		const target = isError ? errors : successes;
-		if (successes.has(index) || errors.has(index)) problems.push(`item ${index} appears more than once`);
+		if (successes.has(index) || errors.has(index))
+			problems.push(`item ${index} appears more than once`);
 		target.set(index, item);
 	}
 	for (let i = 0; i < inputCount; i++) {
@@ -199,7 +204,9 @@ export async function start503Proxy(
 					'Content-Type': 'application/json',
 					...(retryAfterSeconds !== undefined ? { 'Retry-After': String(retryAfterSeconds) } : {}),
 				});
-				res.end(JSON.stringify({ status: 'error', message: 'Service temporarily unavailable (proxy)' }));
+				res.end(
+					JSON.stringify({ status: 'error', message: 'Service temporarily unavailable (proxy)' }),
+				);
 				return;
 			}
 			const upstream = http.request(

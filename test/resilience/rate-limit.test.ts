@@ -143,7 +143,9 @@ describe('503 with Retry-After', () => {
 			const failure = itemError(errors.get(0));
 			expect(failure?.message).toMatch(/unavailable \(HTTP 503\)/);
 			expect(failure?.httpCode).toBe('503');
-			expect(failure?.description).toMatch(/asked to wait 1 s\. Retried for 2 s \(Max Retry Wait: 2 s\), then gave up/);
+			expect(failure?.description).toMatch(
+				/asked to wait 1 s\. Retried for 2 s \(Max Retry Wait: 2 s\), then gave up/,
+			);
 			expect(successes.size).toBe(inputs.length - 1);
 			expect(sandbox.records().customers).toHaveLength(inputs.length - 1);
 			expect(customersByEmail(sandbox).has(inputs[0].email)).toBe(false);
