@@ -129,12 +129,11 @@ function withStopReport(
 		const id = result ? operation.createdId(result.json) : undefined;
 		if (id) created.push(`item ${index} (${id})`);
 	});
-	const shown =
-		created.length > 20 ? [...created.slice(0, 20), `and ${created.length - 20} more`] : created;
+	// Every one is listed, however many: a re-run must be able to skip exactly these.
 	if (created.length === 0 && others.length === 0 && notSent === 0) return error;
 	const report = [
 		created.length
-			? `Already created in this run before it stopped: ${shown.join(', ')}. Skip these when you run again.`
+			? `Already created in this run before it stopped: ${created.join(', ')}. Skip these when you run again.`
 			: 'Nothing was created in this run before it stopped.',
 		...others.map((other) => `Item ${other.itemIndex} failed too: ${other.error.message}`),
 		notSent > 0 ? `${notSent} other item(s) were not sent.` : '',
