@@ -1,9 +1,9 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-dangerous-functions, no-console */
+/* eslint-disable @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-dangerous-functions, no-console */
 // Queue mode (n8n's scale-out): Redis (Debian's redis-server on a free loopback port, no persistence), an
 // n8n main (`n8n start`, EXECUTIONS_MODE=queue) that receives the production webhook and enqueues the
 // execution, and one `n8n worker` that runs it. Main and worker share the user folder, i.e. the same SQLite
 // database, and the encryption key. The workflow creates a customer and an invoice with its PDF.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -26,8 +26,10 @@ import {
 	packPackage,
 	removeHome,
 	startN8nServer,
+	startProcess,
 	type N8nHome,
 	type N8nServer,
+	type ProcessHandle,
 } from '../e2e/n8n';
 
 const MINUTE = 60_000;
@@ -37,86 +39,6 @@ const WEBHOOK_PATH = 'new-customer';
 const PDF_WEBHOOK_PATH = 'new-customer-pdf';
 const NODE24 = path.join(REPO_ROOT, 'scripts', 'with-node24.sh');
 
-// ---------------------------------------------------------------------------------------------------------
-// Processes
-
-interface Proc {
-	child: ChildProcess;
-	output(): string;
-	/** Resolves once the output matches, rejects when the process exits first or after timeoutMs. */
-	waitFor(re: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
-	stop(): Promise<void>;
-}
-
-/** Starts a long-running process in its own process group (so stop() ends its children too). */
-function startProc(
-	cmd: string,
-	args: string[],
-	opts: { env?: NodeJS.ProcessEnv; cwd?: string },
-): Proc {
-	const child = spawn(cmd, args, {
-		cwd: opts.cwd,
-		env: opts.env ?? process.env,
-		stdio: ['ignore', 'pipe', 'pipe'],
-		detached: true,
-	});
-	let out = '';
-	child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-	child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-	let exited = false;
-	// If jest itself goes away without afterAll (a crash, process.exit), take the process group along.
-	const killOnExit = () => {
-		if (!exited && child.pid !== undefined) {
-			try {
-				process.kill(-child.pid, 'SIGKILL');
-			} catch {
-				// gone
-			}
-		}
-	};
-	process.once('exit', killOnExit);
-	child.once('exit', () => process.removeListener('exit', killOnExit));
-	const exit = new Promise<void>((resolve) =>
-		child.once('exit', () => {
-			exited = true;
-			resolve();
-		}),
-	);
-	return {
-		child,
-		output: () => out,
-		async waitFor(re, timeoutMs) {
-			const deadline = Date.now() + timeoutMs;
-			for (;;) {
-				const m = out.match(re);
-				if (m) return m;
-				if (exited) throw new Error(`${cmd} exited before printing ${re}:\n${out.slice(-4000)}`);
-				if (Date.now() > deadline)
-					throw new Error(`${cmd} did not print ${re} in ${timeoutMs} ms:\n${out.slice(-4000)}`);
-				await new Promise((r) => setTimeout(r, 200));
-			}
-		},
-		async stop() {
-			if (exited || child.pid === undefined) return;
-			try {
-				process.kill(-child.pid, 'SIGTERM');
-			} catch {
-				return;
-			}
-			const timer = setTimeout(() => {
-				try {
-					process.kill(-child.pid!, 'SIGKILL');
-				} catch {
-					// gone
-				}
-			}, 20_000);
-			await exit;
-			clearTimeout(timer);
-		},
-	};
-}
-
-/** One Redis command over RESP on a fresh connection (enough for PING / INFO / DBSIZE). */
 function redisCommand(port: number, ...args: string[]): Promise<string> {
 	return new Promise((resolve, reject) => {
 		const sock = net.createConnection({ host: '127.0.0.1', port });
@@ -280,10 +202,10 @@ describe.each(N8N_VERSIONS)(
 	(VERSION) => {
 		let home: N8nHome | undefined;
 		let sandbox: Sandbox | undefined;
-		let redis: Proc | undefined;
+		let redis: ProcessHandle | undefined;
 		let redisDir: string | undefined;
 		let main: N8nServer | undefined;
-		let worker: Proc | undefined;
+		let worker: ProcessHandle | undefined;
 		let queueEnv: NodeJS.ProcessEnv = {};
 		let redisPort = 0;
 		const timings: Record<string, number> = {};
@@ -315,7 +237,7 @@ describe.each(N8N_VERSIONS)(
 			// Redis: loopback only, no RDB/AOF, its own temp dir.
 			redisPort = await freePort();
 			redisDir = fs.mkdtempSync(path.join(os.tmpdir(), 'invoice-e2e-redis-'));
-			redis = startProc(
+			redis = startProcess(
 				redisBin,
 				[
 					'--port',
@@ -386,7 +308,7 @@ describe.each(N8N_VERSIONS)(
 
 			// The worker: same user folder (database, key, community package), its own task-runner broker port.
 			const tWorker = Date.now();
-			worker = startProc('bash', [NODE24, n8nBin(VERSION), 'worker', '--concurrency=5'], {
+			worker = startProcess('bash', [NODE24, n8nBin(VERSION), 'worker', '--concurrency=5'], {
 				cwd: home.userFolder,
 				env: n8nEnv(home, { ...queueEnv, N8N_RUNNERS_BROKER_PORT: String(await freePort()) }),
 			});

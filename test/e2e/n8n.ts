@@ -3,7 +3,7 @@
 // install the tarball as a community node into a fresh n8n user folder, import credentials and workflows,
 // run each workflow with `n8n execute --id=<id> --rawOutput` and parse the run data.
 // Used by the e2e tests, the demo and the benchmark.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -525,6 +525,86 @@ export interface N8nServer {
 	stop(): Promise<void>;
 }
 
+export interface ProcessHandle {
+	child: ChildProcess;
+	output(): string;
+	exited(): boolean;
+	/** Resolves once the output matches, rejects when the process exits first or after timeoutMs. */
+	waitFor(re: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
+	stop(): Promise<void>;
+}
+
+/** Starts a long-running process in its own process group (so stop() ends its children too). */
+export function startProcess(
+	cmd: string,
+	args: string[],
+	opts: { env?: NodeJS.ProcessEnv; cwd?: string },
+): ProcessHandle {
+	const child = spawn(cmd, args, {
+		cwd: opts.cwd,
+		env: opts.env ?? process.env,
+		stdio: ['ignore', 'pipe', 'pipe'],
+		detached: true,
+	});
+	let out = '';
+	child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+	child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+	let exited = false;
+	// If jest itself goes away without afterAll (a crash, process.exit), take the process group along.
+	const killOnExit = () => {
+		if (!exited && child.pid !== undefined) {
+			try {
+				process.kill(-child.pid, 'SIGKILL');
+			} catch {
+				// gone
+			}
+		}
+	};
+	process.once('exit', killOnExit);
+	child.once('exit', () => process.removeListener('exit', killOnExit));
+	const exit = new Promise<void>((resolve) =>
+		child.once('exit', () => {
+			exited = true;
+			resolve();
+		}),
+	);
+	return {
+		child,
+		output: () => out,
+		exited: () => exited,
+		async waitFor(re, timeoutMs) {
+			const deadline = Date.now() + timeoutMs;
+			for (;;) {
+				const m = out.match(re);
+				if (m) return m;
+				if (exited) throw new Error(`${cmd} exited before printing ${re}:\n${out.slice(-4000)}`);
+				if (Date.now() > deadline)
+					throw new Error(`${cmd} did not print ${re} in ${timeoutMs} ms:\n${out.slice(-4000)}`);
+				await new Promise((r) => setTimeout(r, 200));
+			}
+		},
+		async stop() {
+			if (exited || child.pid === undefined) return;
+			try {
+				process.kill(-child.pid, 'SIGTERM');
+			} catch {
+				return;
+			}
+			const timer = setTimeout(() => {
+				try {
+					process.kill(-child.pid!, 'SIGKILL');
+				} catch {
+					// gone
+				}
+			}, 20_000);
+			await exit;
+			clearTimeout(timer);
+		},
+	};
+}
+
+/** One Redis command over RESP on a fresh connection (enough for PING / INFO / DBSIZE). */
+
 const BROWSER_ID = 'n8n-nodes-invoice-service-e2e';
 
 /** Starts `n8n start` for a home on a free loopback port and waits until its REST API answers. */
@@ -535,21 +615,15 @@ export async function startN8nServer(
 	const port = await freePort();
 	const url = `http://127.0.0.1:${port}`;
 	const started = Date.now();
-	const child = spawn('bash', [NODE24, n8nBin(home.version), 'start'], {
+	const proc = startProcess('bash', [NODE24, n8nBin(home.version), 'start'], {
 		cwd: home.userFolder,
 		env: n8nEnv(home, {
 			N8N_PORT: String(port),
 			N8N_LISTEN_ADDRESS: '127.0.0.1',
 			...opts.env,
 		}),
-		stdio: ['ignore', 'pipe', 'pipe'],
-		detached: true,
 	});
-	let out = '';
-	child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-	child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-	let exited = false;
-	child.on('exit', () => (exited = true));
+	const { stop } = proc;
 	let cookie = '';
 
 	const rest: N8nServer['rest'] = async (method, route, body) => {
@@ -577,31 +651,13 @@ export async function startN8nServer(
 		return { status: res.status, body: parsed };
 	};
 
-	const stop = async () => {
-		if (exited || child.pid === undefined) return;
-		const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-		try {
-			process.kill(-child.pid, 'SIGTERM');
-		} catch {
-			return;
-		}
-		const timer = setTimeout(() => {
-			try {
-				if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-			} catch {
-				// already gone
-			}
-		}, 20_000);
-		await gone;
-		clearTimeout(timer);
-	};
-
 	const deadline = started + (opts.timeoutMs ?? 120_000);
 	for (;;) {
-		if (exited) throw new Error(`n8n start exited before it was ready:\n${out.slice(-4000)}`);
+		if (proc.exited())
+			throw new Error(`n8n start exited before it was ready:\n${proc.output().slice(-4000)}`);
 		if (Date.now() > deadline) {
 			await stop();
-			throw new Error(`n8n start did not answer on ${url} in time:\n${out.slice(-4000)}`);
+			throw new Error(`n8n start did not answer on ${url} in time:\n${proc.output().slice(-4000)}`);
 		}
 		try {
 			// While booting, n8n answers every route with 200 "n8n is starting up. Please wait".
@@ -619,7 +675,7 @@ export async function startN8nServer(
 		url,
 		bootMs,
 		rest,
-		output: () => out,
+		output: proc.output,
 		stop,
 		async setupOwner() {
 			const r = await rest('POST', '/owner/setup', {
