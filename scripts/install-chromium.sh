@@ -8,16 +8,6 @@ if [ -x "$CHROMIUM" ]; then
 	exit 0
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-	if command -v sudo >/dev/null 2>&1; then
-		SUDO="sudo -n"
-	else
-		echo "install-chromium: $CHROMIUM is missing and this user cannot install packages (no root, no sudo)" >&2
-		exit 1
-	fi
-fi
-
 # One installer at a time (parallel jest workers or a second terminal).
 LOCK="${TMPDIR:-/tmp}/n8n-nodes-invoice-service-chromium.lock"
 exec 9>"$LOCK"
@@ -26,17 +16,9 @@ if [ -x "$CHROMIUM" ]; then
 	exit 0
 fi
 
-LOG="$(mktemp "${TMPDIR:-/tmp}/install-chromium.XXXXXX.log")"
-echo "install-chromium: installing Debian's chromium (log: $LOG)" >&2
-export DEBIAN_FRONTEND=noninteractive
-if ! { $SUDO apt-get update -q && $SUDO apt-get install -y -q --no-install-recommends chromium fonts-liberation; } >"$LOG" 2>&1; then
-	tail -n 30 "$LOG" >&2
-	echo "install-chromium: apt-get failed (full log: $LOG)" >&2
-	exit 1
-fi
+bash "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh" chromium fonts-liberation
 if [ ! -x "$CHROMIUM" ]; then
 	echo "install-chromium: apt-get succeeded but $CHROMIUM is still missing" >&2
 	exit 1
 fi
-rm -f "$LOG"
 echo "install-chromium: $("$CHROMIUM" --version 2>/dev/null || echo chromium) installed" >&2
