@@ -177,7 +177,11 @@ export const SEND_EMAIL_FIELD = 'send_email';
 export const description = updateDisplayOptions(displayOptions, properties);
 
 /** Reads and validates one item's fields into the create-invoice request body; throws FieldError. */
-export function buildBody(this: IExecuteFunctions, itemIndex: number): IDataObject {
+export function buildBody(
+	this: IExecuteFunctions,
+	itemIndex: number,
+	options: IDataObject,
+): IDataObject {
 	const customerId = requireCustomerId(
 		this.getNodeParameter('customerId', itemIndex, ''),
 		'Customer ID',
@@ -210,7 +214,6 @@ export function buildBody(this: IExecuteFunctions, itemIndex: number): IDataObje
 		}
 	}
 
-	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
 	return {
 		customer_id: customerId,
 		amount: fromCents(amountCents),
@@ -230,8 +233,8 @@ export async function execute(
 	itemIndex: number,
 	client: ServiceClient,
 ): Promise<INodeExecutionData> {
-	const body = buildBody.call(this, itemIndex);
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
+	const body = buildBody.call(this, itemIndex, options);
 	const binaryPropertyName = options.downloadPdf
 		? requireText(options.binaryPropertyName ?? 'data', 'Put PDF in Field')
 		: undefined;
