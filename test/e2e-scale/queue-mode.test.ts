@@ -9,6 +9,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
+import { sleep } from 'n8n-workflow';
 import { PDFDocument } from 'pdf-lib';
 
 import { startSandbox, type Sandbox } from '../../sandbox/server';
@@ -337,8 +338,14 @@ describe.each(N8N_VERSIONS)(
 			expect(main!.output()).toMatch(/Scaling mode is not officially supported with sqlite/);
 			expect(worker!.output()).toMatch(/Scaling mode is not officially supported with sqlite/);
 			expect(worker!.output()).toMatch(/ \* Concurrency: 5/);
-			// n8n's Bull queue "jobs" lives in our Redis.
-			expect(await redisCommand(redisPort, 'KEYS', 'bull:jobs:*')).toMatch(/bull:jobs:/);
+			// n8n's Bull queue "jobs" lives in our Redis. Bull writes its first keys a moment after the worker
+			// reports ready (seen once in CI: none yet), so give it up to 15 s before judging.
+			let keys = '';
+			for (const deadline = Date.now() + 15_000; Date.now() < deadline; await sleep(250)) {
+				keys = await redisCommand(redisPort, 'KEYS', 'bull:jobs:*');
+				if (/bull:jobs:/.test(keys)) break;
+			}
+			expect(keys).toMatch(/bull:jobs:/);
 		});
 
 		test('POST /webhook/new-customer: the worker creates the customer and the invoice with its PDF', async () => {
