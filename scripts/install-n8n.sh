@@ -1,14 +1,29 @@
 #!/usr/bin/env bash
-# Installs pinned n8n versions once into a cache outside the clone, for the e2e tests, the demo and the
-# benchmark:  scripts/install-n8n.sh [version...]   (default: 2.41.1 1.123.81)
+# Installs pinned n8n versions once into a cache outside the clone, for the e2e tests, the demo, `npm run dev`
+# and the benchmark.
 #
-#   cache: ${INVOICE_SERVICE_N8N_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/n8n-nodes-invoice-service/n8n}/<version>
-#   binary: <cache>/<version>/node_modules/.bin/n8n
+#   scripts/install-n8n.sh [version...]          install (default: 2.41.1 1.123.81), then check each install
+#   scripts/install-n8n.sh --dir <version>       print the folder the version lives in (installs nothing)
+#   scripts/install-n8n.sh --check [version...]  check existing installs only (exit 1 with a repair hint)
 #
-# A finished install is marked with `<version>/.installed` and skipped next time; a folder without the mark
-# (an interrupted install) is wiped and redone. Concurrent callers wait for each other (flock).
-# Needs Node 24 (n8n 2.x requires it; 1.x runs on it too): sourced from scripts/node24.sh.
-# One install takes about 4 minutes and 2-3 GB on 2 cores.
+#   cache:  ${INVOICE_SERVICE_N8N_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/n8n-nodes-invoice-service/n8n}
+#   folder: <cache>/<version>-<key>; binary: <folder>/node_modules/.bin/n8n
+#
+# <key> hashes what shapes an install: the recipe section of this script (package template, overrides, the npm
+# command and its environment) and the Node version.
+# Change either and the next run installs afresh (older folders stay until `--prune`: another clone on this
+# machine may still use them).
+#   scripts/install-n8n.sh --prune               remove every folder that is not a current version-key
+#
+# An install counts as finished (marked with <folder>/.installed) only after n8n, in a throw-away user folder,
+# opened a fresh SQLite database, imported a credential and a workflow, and ran that workflow with an
+# expression in it: the SQLite driver and the expression sandbox both work. A folder without the mark (an
+# interrupted or broken install) is wiped and redone. Concurrent callers wait for each other (flock).
+#
+# The nested `npm install` runs with every inherited npm_config_* variable removed: `npm run <script>` exports
+# the project's .npmrc (ignore-scripts=true) to child processes, and an install without its scripts leaves
+# sqlite3's native binding unbuilt (n8n then fails with "SQLite package has not been found installed").
+# One install takes about 4 minutes and 2-3 GB on 2 cores. Needs Node 24: sourced from scripts/node24.sh.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -16,12 +31,17 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/node24.sh"
 
 cache="${INVOICE_SERVICE_N8N_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/n8n-nodes-invoice-service/n8n}"
-mkdir -p "$cache"
-
-if [ "$#" -eq 0 ]; then set -- 2.41.1 1.123.81; fi
+DEFAULT_VERSIONS=(2.41.1 1.123.81)
 
 log() { echo "[n8n-install] $*" >&2; }
 
+install_key() {
+  { sed -n '/^# >>> recipe/,/^# <<< recipe/p' "$here/install-n8n.sh"; node --version; } | sha256sum | cut -c1-12
+}
+KEY="$(install_key)"
+folder_of() { echo "$cache/$1-$KEY"; }
+
+# >>> recipe: everything from here to the end marker shapes an install and is hashed into its folder's key.
 # package.json for one version. The overrides work around packages the registry here cannot serve:
 #  2.x: linkedom 0.18.15 needs a package the registry lacks -> 0.18.14
 #  1.x: xlsx points at a CDN tarball -> the registry mirror @e965/xlsx
@@ -44,21 +64,108 @@ write_package_json() {
 EOF
 }
 
+# Runs a command without any npm_config_* variable inherited from a calling `npm run`, except the two that
+# node24.sh sets on purpose (Node 24 headers for node-gyp, and yes=true for `npx only-allow`).
+without_npm_config() {
+  local unset_args=() name
+  for name in $(env | sed -n 's/^\(npm_config_[A-Za-z0-9_]*\)=.*/\1/p'); do
+    case "$name" in npm_config_nodedir | npm_config_yes) ;; *) unset_args+=(-u "$name") ;; esac
+  done
+  env "${unset_args[@]}" "$@"
+}
+
+npm_install() {
+  without_npm_config npm install --ignore-scripts=false --no-audit --no-fund --loglevel=notice
+}
+# <<< recipe
+
+# Proves an install can do what the scripts use: open a fresh SQLite database, import, run a workflow whose
+# Set node evaluates an expression (the expression sandbox), print its result. Prints a repair hint on failure.
+check_install() {
+  local version="$1" dir="$2" home out port status=0
+  home="$(mktemp -d)"
+  # n8n 2.x's task broker needs a free port (its default 5679 may be taken by another n8n).
+  port="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+  mkdir -p "$home/in"
+  cat >"$home/in/credentials.json" <<'EOF'
+[{ "id": "installCheckCred", "name": "install check", "type": "httpHeaderAuth", "data": { "name": "X-Check", "value": "1" } }]
+EOF
+  cat >"$home/in/workflow.json" <<'EOF'
+{ "id": "installCheck0001", "name": "install check", "active": false, "settings": {}, "connections": {
+    "Start": { "main": [[{ "node": "Set", "type": "main", "index": 0 }]] } },
+  "nodes": [
+    { "id": "a1", "name": "Start", "type": "n8n-nodes-base.manualTrigger", "typeVersion": 1, "position": [0, 0], "parameters": {} },
+    { "id": "a2", "name": "Set", "type": "n8n-nodes-base.set", "typeVersion": 3.4, "position": [200, 0],
+      "parameters": { "assignments": { "assignments": [
+        { "id": "s1", "name": "sum", "type": "number", "value": "={{ 20 + 22 }}" } ] } } } ] }
+EOF
+  local n8n_env=(
+    N8N_USER_FOLDER="$home" N8N_ENCRYPTION_KEY=install-check N8N_LOG_LEVEL=info
+    N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS=false N8N_DIAGNOSTICS_ENABLED=false
+    N8N_VERSION_NOTIFICATIONS_ENABLED=false N8N_TEMPLATES_ENABLED=false N8N_RUNNERS_BROKER_PORT="$port"
+    DB_TYPE=sqlite
+  )
+  local bin="$dir/node_modules/.bin/n8n"
+  out="$home/check.log"
+  {
+    env "${n8n_env[@]}" "$bin" import:credentials --input="$home/in/credentials.json" &&
+      env "${n8n_env[@]}" "$bin" import:workflow --input="$home/in/workflow.json" &&
+      env "${n8n_env[@]}" "$bin" execute --id=installCheck0001 --rawOutput
+  } >"$out" 2>&1 || status=$?
+  if [ "$status" -eq 0 ] && grep -q '"sum": *42' "$out"; then
+    rm -rf "$home"
+    return 0
+  fi
+  log "n8n $version in $dir is BROKEN: it could not open a database and run a workflow (exit $status)."
+  if grep -q "SQLite package has not been found" "$out" || [ ! -d "$dir/node_modules/sqlite3/build" ]; then
+    log "  missing: sqlite3's native binding ($dir/node_modules/sqlite3/build): its install script did not run."
+  fi
+  if [ ! -d "$dir/node_modules/isolated-vm/out" ] && [ -d "$dir/node_modules/isolated-vm" ]; then
+    log "  missing: isolated-vm's native binding ($dir/node_modules/isolated-vm/out): the expression sandbox."
+  fi
+  log "  last lines of the check ($out):"
+  tail -n 15 "$out" | sed 's/^/    /' >&2
+  log "  repair: npm run n8n:install -- --repair $version"
+  log "     (or: rm -rf '$dir' && npm run n8n:install -- $version)"
+  return 1
+}
+
+prune() {
+  local other keep=" " v
+  for v in "${DEFAULT_VERSIONS[@]}" "$@"; do keep+="$(folder_of "$v") "; done
+  for other in "$cache"/*; do
+    [ -d "$other" ] || continue
+    case "$keep" in *" $other "*) continue ;; esac
+    log "removing $other ($(du -sh "$other" | cut -f1)): not a current install"
+    rm -rf "$other"
+  done
+}
+
+list_stale() {
+  local version="$1" keep="$2" other
+  for other in "$cache/$version" "$cache/$version"-*; do
+    [ -e "$other" ] && [ "$other" != "$keep" ] || continue
+    log "n8n $version: $other was made by another installer or Node version (kept; --prune removes it)"
+  done
+}
+
 install_one() {
-  local version="$1" dir="$cache/$1"
+  local version="$1" dir
+  dir="$(folder_of "$version")"
   if [ -f "$dir/.installed" ] && [ -x "$dir/node_modules/.bin/n8n" ]; then
     log "n8n $version already installed in $dir"
     return 0
   fi
   if [ -e "$dir" ]; then
-    log "n8n $version: found an unfinished install in $dir, removing it"
+    log "n8n $version: found an unfinished or broken install in $dir, removing it"
     rm -rf "$dir"
   fi
+  list_stale "$version" "$dir"
   mkdir -p "$dir"
   write_package_json "$version" "$dir"
   log "installing n8n $version into $dir (about 4 minutes on 2 cores; npm log: $dir/install.log)"
   local start=$SECONDS
-  (cd "$dir" && npm install --no-audit --no-fund --loglevel=notice >"$dir/install.log" 2>&1) &
+  (cd "$dir" && npm_install >"$dir/install.log" 2>&1) &
   local pid=$!
   # npm prints nothing useful without a TTY: show elapsed time and size instead.
   local ticks=0 size
@@ -75,26 +182,45 @@ install_one() {
     tail -n 40 "$dir/install.log" >&2
     return 1
   fi
-  local got
-  if ! got="$("$dir/node_modules/.bin/n8n" --version 2>>"$dir/install.log")"; then
-    log "n8n $version: installed but 'n8n --version' fails; see $dir/install.log"
-    return 1
-  fi
-  got="$(echo "$got" | tail -n 1)"
-  if [ "$got" != "$version" ]; then
-    log "n8n $version: 'n8n --version' says '$got'"
-    return 1
-  fi
-  printf '%s installed %s in %ss with node %s\n' "$version" "$(date -u +%FT%TZ)" "$((SECONDS - start))" \
-    "$(node --version)" >"$dir/.installed"
-  log "n8n $version ready in $((SECONDS - start)) s: $dir/node_modules/.bin/n8n"
+  log "n8n $version: installed in $((SECONDS - start)) s; checking it opens a database and runs a workflow"
+  check_install "$version" "$dir" || return 1
+  printf '%s installed %s in %ss with node %s, key %s\n' "$version" "$(date -u +%FT%TZ)" \
+    "$((SECONDS - start))" "$(node --version)" "$KEY" >"$dir/.installed"
+  log "n8n $version ready in $((SECONDS - start)) s ($(du -sh "$dir" | cut -f1)): $dir/node_modules/.bin/n8n"
 }
 
+repair_one() {
+  local version="$1" dir
+  dir="$(folder_of "$version")"
+  [ -d "$dir/node_modules" ] || { log "n8n $version is not installed in $dir: nothing to repair"; return 1; }
+  log "n8n $version: rebuilding native modules in $dir"
+  (cd "$dir" && without_npm_config npm rebuild --ignore-scripts=false >>"$dir/install.log" 2>&1)
+  check_install "$version" "$dir" || return 1
+  [ -f "$dir/.installed" ] || printf '%s repaired %s, key %s\n' "$version" "$(date -u +%FT%TZ)" "$KEY" \
+    >"$dir/.installed"
+  log "n8n $version repaired: $dir"
+}
+
+mode=install
+case "${1:-}" in
+  --dir) [ "$#" -eq 2 ] || { log "usage: $0 --dir <version>"; exit 2; }; folder_of "$2"; exit 0 ;;
+  --check) mode=check; shift ;;
+  --repair) mode=repair; shift ;;
+  --prune) mode=prune; shift ;;
+esac
+if [ "$#" -eq 0 ]; then set -- "${DEFAULT_VERSIONS[@]}"; fi
+
+mkdir -p "$cache"
 exec 9>"$cache/.lock"
 if ! flock -n 9; then
   log "another install is running in $cache; waiting for it"
   flock 9
 fi
+if [ "$mode" = prune ]; then prune "$@"; exit 0; fi
 for v in "$@"; do
-  install_one "$v"
+  case "$mode" in
+    install) install_one "$v" ;;
+    repair) repair_one "$v" ;;
+    check) check_install "$v" "$(folder_of "$v")" && log "n8n $v in $(folder_of "$v"): OK" ;;
+  esac
 done

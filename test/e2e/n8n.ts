@@ -3,7 +3,7 @@
 // install the tarball as a community node into a fresh n8n user folder, import credentials and workflows,
 // run each workflow with `n8n execute --id=<id> --rawOutput` and parse the run data.
 // Used by the e2e tests, the demo and the benchmark.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -43,12 +43,29 @@ export function n8nCacheDir(): string {
 	return base;
 }
 
+const installDirs = new Map<string, string>();
+
+/**
+ * The folder a version lives in: `<cache>/<version>-<key>`, where the installer's key hashes its recipe and
+ * the Node version. Asked of the installer itself (`--dir`), so the two can never disagree.
+ */
+export function n8nInstallDir(version: string): string {
+	let dir = installDirs.get(version);
+	if (!dir) {
+		dir = execFileSync('bash', [path.join(REPO_ROOT, 'scripts', 'install-n8n.sh'), '--dir', version], {
+			encoding: 'utf8',
+		}).trim();
+		installDirs.set(version, dir);
+	}
+	return dir;
+}
+
 export function n8nBin(version: string): string {
-	return path.join(n8nCacheDir(), version, 'node_modules', '.bin', 'n8n');
+	return path.join(n8nInstallDir(version), 'node_modules', '.bin', 'n8n');
 }
 
 export function isN8nInstalled(version: string): boolean {
-	const dir = path.join(n8nCacheDir(), version);
+	const dir = n8nInstallDir(version);
 	return fs.existsSync(path.join(dir, '.installed')) && fs.existsSync(n8nBin(version));
 }
 
