@@ -27,6 +27,8 @@ export interface Measured {
 	successes: number;
 	failures: number;
 	firstError?: string;
+	/** Set when n8n died without printing run data (the figures are then CPU and memory up to that point). */
+	crashed?: string;
 	/** CPU seconds (user + system) of the whole `n8n execute` process tree. */
 	cpuS: number;
 	/** Peak resident memory of the n8n processes (largest VmHWM), MiB. */
@@ -198,6 +200,8 @@ function describeError(error: unknown): string {
 // ---------------------------------------------------------------------------------------------------------
 
 const TIMEOUT_MS = 30 * 60_000;
+/** A run without run data that ended sooner than this died while starting, and is tried once more. */
+const START_UP_DEATH_MS = 90_000;
 
 /** Runs one scenario once against a freshly reset sandbox and measures it. */
 export async function measure(
@@ -212,7 +216,7 @@ export async function measure(
 	);
 	let exec = await execute(home, scenario.id, TIMEOUT_MS);
 	let run = parseRawOutput(exec.stdout);
-	if (!run) {
+	if (!run && exec.ms < START_UP_DEATH_MS) {
 		// n8n occasionally dies before printing anything (seen here: exit 134 at start-up); run it once more
 		log(
 			`  no run data (exit ${exec.code}); running it again. stderr tail:\n${exec.stderr.slice(-800)}`,
@@ -222,9 +226,27 @@ export async function measure(
 		run = parseRawOutput(exec.stdout);
 	}
 	if (!run) {
-		throw new Error(
-			`no run data for ${scenario.id} (exit ${exec.code}):\n${exec.stdout.slice(-3000)}\n${exec.stderr.slice(-3000)}`,
-		);
+		// A run that dies half-way (e.g. out of memory at 50,000 items) is a result, not a bench failure.
+		const crashed = /heap out of memory/i.test(exec.stderr)
+			? 'n8n ran out of memory'
+			: `n8n exited ${exec.code} without run data`;
+		log(`  ${crashed}; stderr tail:\n${exec.stderr.slice(-1500)}`);
+		return {
+			scenario,
+			repeat,
+			nodeMs: NaN,
+			successes: 0,
+			failures: scenario.items,
+			firstError: crashed,
+			crashed,
+			cpuS: exec.cpuS,
+			peakMiB: exec.peakMiB,
+			processMs: exec.ms,
+			load: [loadBefore, os.loadavg()[0]],
+			requests: NaN,
+			rateLimited: NaN,
+			maxInFlight: NaN,
+		};
 	}
 	const { outputNode, timedNodes } = measuredNodes(scenario.kind);
 	const outputs = itemsOf(run, outputNode);

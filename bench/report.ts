@@ -62,6 +62,7 @@ export class Report {
 
 	/** CPU of the whole n8n process tree over the baseline of the same size, per item, in ms. */
 	private cpuPerItemMs(m: Measured, baselineId: string): number {
+		if (m.crashed) return NaN;
 		return ((m.cpuS - this.one(baselineId).cpuS) * 1000) / m.scenario.items;
 	}
 
@@ -176,7 +177,7 @@ export class Report {
 					m.repeat,
 					m.scenario.items,
 					fmt(m.nodeMs / 1000),
-					m.failures,
+					m.crashed ?? m.failures,
 					fmt(throughput(m), 1),
 					m.scenario.concurrency === P2_CONCURRENCY ? fmt(throughput(m) / bound) : '—',
 					m.scenario.kind === 'http-loop' ? '—' : fmt(this.cpuPerItemMs(m, 'p2base'), 3),
@@ -224,7 +225,7 @@ export class Report {
 					isBase ? '—' : fmt(this.cpuPerItemMs(m, `p4base${size}`), 3),
 					isBase ? '—' : fmt(m.nodeMs / 1000),
 					isBase ? '—' : fmt(m.nodeMs / size, 3),
-					isBase ? '—' : m.failures,
+					isBase ? '—' : (m.crashed ?? m.failures),
 					fmt(m.peakMiB, 0),
 					loadOf(m),
 				]);

@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as prettier from 'prettier';
 
 import { startSandbox, type Sandbox } from '../sandbox/server';
 import {
@@ -94,16 +95,21 @@ async function main(): Promise<void> {
 			? fs.mkdtempSync(path.join(os.tmpdir(), 'invoice-bench-quick-'))
 			: path.join(REPO_ROOT, 'bench');
 		const report = new Report(plan, measured);
-		const markdown = report.markdown(VERSION, CHART_NAME);
+		const resultsFile = path.join(outDir, 'results.md');
+		// Formatted like every other file of the repository, so that `prettier --check` passes on it.
+		const markdown = await prettier.format(report.markdown(VERSION, CHART_NAME), {
+			...(await prettier.resolveConfig(path.join(REPO_ROOT, 'bench', 'results.md'))),
+			parser: 'markdown',
+		});
 		const chart = renderChart(
 			report.chartPanels(),
 			SERIES,
 			`npm run bench, n8n ${VERSION}, ${new Date().toISOString().slice(0, 10)}; load averages beside each run in results.md`,
 		);
-		fs.writeFileSync(path.join(outDir, 'results.md'), markdown);
+		fs.writeFileSync(resultsFile, markdown);
 		fs.writeFileSync(path.join(outDir, CHART_NAME), chart);
 		process.stdout.write(markdown);
-		log(`wrote ${path.join(outDir, 'results.md')} and ${CHART_NAME}`);
+		log(`wrote ${resultsFile} and ${CHART_NAME}`);
 	} finally {
 		for (const sandbox of Object.values(sandboxes)) await sandbox.close();
 		removeHome(home);
