@@ -28,7 +28,7 @@ import {
 	type N8nHome,
 	type NodeExecutionItem,
 	type RunData,
-} from '../test/e2e/n8n';
+} from '../tools/n8n';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const VERSION = DEFAULT_N8N_VERSION;

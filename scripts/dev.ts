@@ -26,7 +26,7 @@ import {
 	ensureN8nInstalled,
 	freePort,
 	n8nBin,
-} from '../test/e2e/n8n';
+} from '../tools/n8n';
 
 const NODE24 = path.join(REPO_ROOT, 'scripts', 'with-node24.sh');
 const version = process.env.N8N_DEV_VERSION ?? DEFAULT_N8N_VERSION;

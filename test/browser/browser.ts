@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 
-import { REPO_ROOT } from '../e2e/n8n';
+import { REPO_ROOT } from '../../tools/n8n';
 
 /** Debian's Chromium; INVOICE_SERVICE_CHROMIUM points at another Chromium/Chrome binary (then nothing is installed). */
 export const CHROMIUM = process.env.INVOICE_SERVICE_CHROMIUM ?? '/usr/bin/chromium';

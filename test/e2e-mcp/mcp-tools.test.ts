@@ -21,8 +21,8 @@ import {
 	startN8nServer,
 	type N8nHome,
 	type N8nServer,
-} from '../e2e/n8n';
-import { importAndPublish, waitForWebhook } from './activate';
+} from '../../tools/n8n';
+import { importAndPublish, waitForWebhook } from '../../tools/n8n/activate';
 
 const MINUTE = 60_000;
 /**

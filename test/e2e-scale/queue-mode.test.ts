@@ -13,7 +13,7 @@ import { sleep } from 'n8n-workflow';
 import { PDFDocument } from 'pdf-lib';
 
 import { startSandbox, type Sandbox } from '../../sandbox/server';
-import { importAndPublish, waitForWebhook } from '../e2e-mcp/activate';
+import { importAndPublish, waitForWebhook } from '../../tools/n8n/activate';
 import {
 	CREDENTIAL_TYPE,
 	N8N_VERSIONS,
@@ -31,7 +31,7 @@ import {
 	type N8nHome,
 	type N8nServer,
 	type ProcessHandle,
-} from '../e2e/n8n';
+} from '../../tools/n8n';
 
 const MINUTE = 60_000;
 const CREDENTIAL = { id: 'credQueueSandbox', name: 'Invoice Service (sandbox)' };

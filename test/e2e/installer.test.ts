@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { N8N_VERSIONS, REPO_ROOT, ensureN8nInstalled, n8nInstallDir } from './n8n';
+import { N8N_VERSIONS, REPO_ROOT, ensureN8nInstalled, n8nInstallDir } from '../../tools/n8n';
 
 const INSTALLER = path.join(REPO_ROOT, 'scripts', 'install-n8n.sh');
 

@@ -1,6 +1,6 @@
 /* eslint-disable @n8n/community-nodes/no-restricted-imports */
 // Shared pieces of the resilience suites: the real Invoice Service node inside n8n-core's WorkflowExecute
-// (test/workflow/harness.ts) talking real HTTP over loopback to the sandbox (sandbox/server.ts), and
+// (test/support/harness/) talking real HTTP over loopback to the sandbox (sandbox/server.ts), and
 // the bookkeeping that proves every input item is accounted for exactly once.
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +11,7 @@ import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workf
 import { InvoiceServiceApi } from '../../credentials/InvoiceServiceApi.credentials';
 import { InvoiceService } from '../../nodes/InvoiceService/InvoiceService.node';
 import type { Sandbox } from '../../sandbox/server';
-import { runNode, type OnError, type RunResult } from '../workflow/harness';
+import { runNode, type OnError, type RunResult } from '../support/harness/run-node';
 
 /** The node's "Outcome unknown" wording (transport/errors.ts). */
 export const OUTCOME_UNKNOWN = /Outcome unknown/;

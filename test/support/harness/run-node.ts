@@ -50,7 +50,7 @@ import {
 	type WorkflowExecuteMode,
 } from 'n8n-workflow';
 
-import { FixtureSource } from './fixtures/FixtureSource.node';
+import { FixtureSource } from './FixtureSource.node';
 
 export type OnError = 'stopWorkflow' | 'continueRegularOutput' | 'continueErrorOutput';
 

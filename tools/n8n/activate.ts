@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { n8n, type CredentialImport, type N8nHome, type ProcResult } from '../e2e/n8n';
+import { n8n, type CredentialImport, type N8nHome, type ProcResult } from '.';
 
 function must(what: string, r: ProcResult): ProcResult {
 	if (r.code !== 0) {
