@@ -159,7 +159,13 @@ export async function screenshot(
 	fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
 	const file = path.join(SCREENSHOT_DIR, name);
 	// JPEG, not PNG: n8n-node build copies every *.png in the project into dist/ (and so into the npm package).
-	await page.screenshot({ path: file, type: 'jpeg', quality: 85, animations: 'disabled', caret: 'hide' });
+	await page.screenshot({
+		path: file,
+		type: 'jpeg',
+		quality: 85,
+		animations: 'disabled',
+		caret: 'hide',
+	});
 	return file;
 }
 

@@ -11,6 +11,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { startSandbox, type Sandbox } from '../../sandbox/server';
 import {
 	CREDENTIAL_TYPE,
+	importAndPublish,
+	waitForWebhook,
 	N8N_VERSIONS,
 	PACKAGE_NAME,
 	REPO_ROOT,
@@ -22,7 +24,6 @@ import {
 	type N8nHome,
 	type N8nServer,
 } from '../../tools/n8n';
-import { importAndPublish, waitForWebhook } from '../../tools/n8n/activate';
 
 const MINUTE = 60_000;
 /**

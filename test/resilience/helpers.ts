@@ -8,10 +8,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
-import { InvoiceServiceApi } from '../../credentials/InvoiceServiceApi.credentials';
-import { InvoiceService } from '../../nodes/InvoiceService/InvoiceService.node';
 import type { Sandbox } from '../../sandbox/server';
-import { runNode, type OnError, type RunResult } from '../support/harness/run-node';
+import type { OnError, RunResult } from '../support/harness/run-node';
+import { runInvoiceService } from '../support/invoice-service';
 
 /** The node's "Outcome unknown" wording (transport/errors.ts). */
 export const OUTCOME_UNKNOWN = /Outcome unknown/;
@@ -31,29 +30,6 @@ export function customers(count: number, tag: string): CustomerInput[] {
 	}));
 }
 
-export const customerParameters = (options: INodeParameters = {}): INodeParameters => ({
-	resource: 'customer',
-	operation: 'create',
-	firstName: '={{ $json.first }}',
-	lastName: '={{ $json.last }}',
-	email: '={{ $json.email }}',
-	options,
-});
-
-/** Invoice parameters: one line per item whose description identifies the input item. */
-export const invoiceParameters = (
-	customerId: string,
-	options: INodeParameters = {},
-): INodeParameters => ({
-	resource: 'invoice',
-	operation: 'create',
-	customerId,
-	currency: 'EUR',
-	lineItemsMode: 'fields',
-	lineItems: { item: [{ description: '={{ $json.description }}', price: 12.5 }] },
-	options,
-});
-
 /** Runs the Invoice Service node in-process against a base URL (the sandbox or a proxy in front of it). */
 export async function runAgainst(
 	baseUrl: string,
@@ -62,13 +38,11 @@ export async function runAgainst(
 	items: IDataObject[],
 	onError?: OnError,
 ): Promise<RunResult> {
-	return await runNode({
-		node: new InvoiceService(),
-		credentialType: new InvoiceServiceApi(),
-		credentials: { baseUrl, apiKey, allowHttp: true },
+	return await runInvoiceService({
 		parameters,
 		items,
 		onError,
+		credentials: { baseUrl, apiKey, allowHttp: true },
 	});
 }
 
