@@ -15,7 +15,7 @@ import {
 	type N8nHome,
 	type NodeExecutionItem,
 	type RunData,
-} from '../test/e2e/n8n';
+} from '../tools/n8n';
 import { measuredNodes, type Scenario } from './workflows';
 
 export interface Measured {

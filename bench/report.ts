@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { REPO_ROOT } from '../test/e2e/n8n';
+import { REPO_ROOT } from '../tools/n8n';
 import type { ChartPanel, ChartSeries } from './chart';
 import { fmt, throughput, type Measured } from './measure';
 import { P1_LATENCY, P2_CONCURRENCY, P2_LATENCY, RATE, type Plan } from './plan';

@@ -16,11 +16,11 @@ import {
 	REPO_ROOT,
 	createN8nHome,
 	ensureN8nInstalled,
-	n8n,
+	importIntoN8n,
 	packPackage,
 	removeHome,
 	type N8nHome,
-} from '../test/e2e/n8n';
+} from '../tools/n8n';
 import { renderChart } from './chart';
 import { installFloor } from './floor/install';
 import { fmt, log, measure, type Measured } from './measure';
@@ -37,25 +37,9 @@ async function importAll(home: N8nHome, runs: PlannedRun[], sandboxes: Sandbox[]
 	const workflows = new Map<string, Record<string, unknown>>();
 	for (const { scenario } of runs) {
 		const credentials = ids[sandboxes.indexOf(scenario.sandbox)];
-		workflows.set(scenario.id, {
-			active: false,
-			pinData: {},
-			...buildWorkflow(scenario, credentials),
-		});
+		workflows.set(scenario.id, buildWorkflow(scenario, credentials));
 	}
-	const importDir = fs.mkdtempSync(path.join(home.userFolder, 'import-'));
-	const files = {
-		'import:credentials': ['credentials.json', imports],
-		'import:workflow': ['workflows.json', [...workflows.values()]],
-	} as const;
-	for (const [command, [file, content]] of Object.entries(files)) {
-		const input = path.join(importDir, file);
-		fs.writeFileSync(input, JSON.stringify(content));
-		const r = await n8n(home, [command, `--input=${input}`]);
-		if (r.code !== 0)
-			throw new Error(`n8n ${command} failed (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
-		log(`${command} ${r.ms} ms`);
-	}
+	await importIntoN8n(home, { credentials: imports, workflows: [...workflows.values()], log });
 }
 
 async function main(): Promise<void> {

@@ -1,7 +1,7 @@
 // Workflow builders: every bench workflow is Manual Trigger → Edit Fields (an expression makes the people) →
 // Split Out → the node(s) measured, with "On Error: Continue" so that every failure is an item.
 import type { Sandbox } from '../sandbox/server';
-import { CREDENTIAL_TYPE, NODE_TYPE } from '../test/e2e/n8n';
+import { CREDENTIAL_TYPE, NODE_TYPE, type CredentialImport } from '../tools/n8n';
 import { FLOOR_NODE_TYPE } from './floor/install';
 
 export const TARGET = 'Target';
@@ -201,7 +201,7 @@ export function measuredNodes(kind: Kind): { outputNode: string; timedNodes: str
 
 /** One Invoice Service credential (ours and the floor) and one Header Auth credential per sandbox. */
 export function credentialsFor(sandboxes: Sandbox[]): {
-	imports: Array<{ id: string; name: string; type: string; data: Record<string, unknown> }>;
+	imports: CredentialImport[];
 	ids: CredentialIds[];
 } {
 	const ids = sandboxes.map((_, i) => ({

@@ -24,7 +24,7 @@ import {
 	readBinary,
 	removeHome,
 	runWorkflows,
-} from '../test/e2e/n8n';
+} from '../tools/n8n';
 
 const WORKFLOW_ID = 'demoInvoicePdf01';
 

@@ -21,14 +21,14 @@ import * as path from 'node:path';
 
 import {
 	DEFAULT_N8N_VERSION,
+	NODE24,
 	PACKAGE_NAME,
 	REPO_ROOT,
 	ensureN8nInstalled,
 	freePort,
 	n8nBin,
-} from '../test/e2e/n8n';
+} from '../tools/n8n';
 
-const NODE24 = path.join(REPO_ROOT, 'scripts', 'with-node24.sh');
 const version = process.env.N8N_DEV_VERSION ?? DEFAULT_N8N_VERSION;
 const userFolder = path.resolve(
 	process.env.N8N_DEV_USER_FOLDER ?? path.join(os.homedir(), '.n8n-node-cli'),

@@ -18,7 +18,7 @@ import {
 	startN8nServer,
 	type N8nHome,
 	type N8nServer,
-} from '../e2e/n8n';
+} from '../../tools/n8n';
 import {
 	ensureChromium,
 	expectNoVisibleError,

@@ -11,6 +11,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { startSandbox, type Sandbox } from '../../sandbox/server';
 import {
 	CREDENTIAL_TYPE,
+	importAndPublish,
+	waitForWebhook,
 	N8N_VERSIONS,
 	PACKAGE_NAME,
 	REPO_ROOT,
@@ -21,8 +23,7 @@ import {
 	startN8nServer,
 	type N8nHome,
 	type N8nServer,
-} from '../e2e/n8n';
-import { importAndPublish, waitForWebhook } from './activate';
+} from '../../tools/n8n';
 
 const MINUTE = 60_000;
 /**

@@ -26,7 +26,7 @@ import {
 	type N8nHome,
 	type RunWorkflowsResult,
 	type WorkflowResult,
-} from './n8n';
+} from '../../tools/n8n';
 
 /** The message of an error item: `{ error: { message, description, httpCode } }`. */
 const errorMessage = (item: { json: Record<string, unknown> }) =>

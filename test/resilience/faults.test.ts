@@ -8,15 +8,14 @@ import { startSandbox, type Sandbox } from '../../sandbox/server';
 import {
 	OUTCOME_UNKNOWN,
 	account,
-	customerParameters,
 	customers,
 	customersByEmail,
 	faultSummary,
-	invoiceParameters,
 	itemError,
 	runAgainst,
 	settle,
 } from './helpers';
+import { customerParameters, invoiceParameters } from '../support/invoice-service';
 
 const TIMEOUT_MS = 1500;
 /** `slow` answers wait longer than the node's time-out, so every slow fault becomes a time-out. */
@@ -53,7 +52,7 @@ describe('fault suite: create customer', () => {
 		const result = await runAgainst(
 			sandbox.rootUrl,
 			sandbox.apiKey,
-			customerParameters(OPTIONS),
+			customerParameters({ options: OPTIONS }),
 			inputs,
 			'continueRegularOutput',
 		);
@@ -143,7 +142,7 @@ describe('fault suite: create customer', () => {
 		const result = await runAgainst(
 			sandbox.rootUrl,
 			sandbox.apiKey,
-			customerParameters(OPTIONS),
+			customerParameters({ options: OPTIONS }),
 			inputs,
 			'continueErrorOutput',
 		);
@@ -199,7 +198,7 @@ describe('fault suite: create customer', () => {
 			const result = await runAgainst(
 				sandbox.rootUrl,
 				sandbox.apiKey,
-				customerParameters(OPTIONS),
+				customerParameters({ options: OPTIONS }),
 				inputs,
 			);
 			await settle(sandbox);
@@ -262,7 +261,12 @@ describe('fault suite: create invoice', () => {
 		const result = await runAgainst(
 			sandbox.rootUrl,
 			sandbox.apiKey,
-			invoiceParameters(customerId, OPTIONS),
+			// one line per item whose description identifies the input item
+			invoiceParameters({
+				customerId,
+				lineItems: { item: [{ description: '={{ $json.description }}', price: 12.5 }] },
+				options: OPTIONS,
+			}),
 			inputs,
 			'continueRegularOutput',
 		);

@@ -4,7 +4,6 @@
 import { startSandbox, type Sandbox } from '../../sandbox/server';
 import {
 	account,
-	customerParameters,
 	customers,
 	customersByEmail,
 	itemError,
@@ -12,6 +11,7 @@ import {
 	settle,
 	start503Proxy,
 } from './helpers';
+import { customerParameters } from '../support/invoice-service';
 
 jest.setTimeout(120_000);
 
@@ -131,7 +131,7 @@ describe('503 with Retry-After', () => {
 			const result = await runAgainst(
 				stubborn.baseUrl,
 				sandbox.apiKey,
-				customerParameters({ concurrency: 1, maxRetryWait: 2 }),
+				customerParameters({ options: { concurrency: 1, maxRetryWait: 2 } }),
 				inputs,
 				'continueRegularOutput',
 			);
