@@ -95,6 +95,16 @@ function vmHwmKiB(pid: number): number {
 	return Number(/VmHWM:\s+(\d+)/.exec(readProc(pid, 'status'))?.[1] ?? 0);
 }
 
+function readAndRemove(file: string): string {
+	try {
+		return fs.readFileSync(file, 'utf8');
+	} catch {
+		return '';
+	} finally {
+		fs.rmSync(file, { force: true });
+	}
+}
+
 interface Execution {
 	code: number;
 	stdout: string;
@@ -109,7 +119,10 @@ interface Execution {
  * its waited-for children (n8n and anything n8n started and reaped, e.g. the task runner) on its last line.
  */
 function execute(home: N8nHome, workflowId: string, timeoutMs: number): Promise<Execution> {
-	const script = '"$@"; rc=$?; times >&2; exit $rc';
+	// n8n's stdout goes to a file, not a pipe: with 50,000 items the run JSON is tens of MB, and a pipe loses
+	// its tail when n8n exits while Node.js still has writes queued (seen: exit 0 and no run data).
+	const stdoutFile = path.join(home.userFolder, `stdout-${workflowId}.json`);
+	const script = 'out=$1; shift; "$@" >"$out"; rc=$?; times >&2; exit $rc';
 	const started = Date.now();
 	return new Promise((resolve, reject) => {
 		const child = spawn(
@@ -120,16 +133,15 @@ function execute(home: N8nHome, workflowId: string, timeoutMs: number): Promise<
 				'-c',
 				script,
 				'bench-n8n',
+				stdoutFile,
 				n8nBin(home.version),
 				'execute',
 				`--id=${workflowId}`,
 				'--rawOutput',
 			],
-			{ cwd: home.userFolder, env: n8nEnv(home), stdio: ['ignore', 'pipe', 'pipe'] },
+			{ cwd: home.userFolder, env: n8nEnv(home), stdio: ['ignore', 'ignore', 'pipe'] },
 		);
-		const out: Buffer[] = [];
 		let stderr = '';
-		child.stdout.on('data', (d: Buffer) => out.push(d));
 		child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
 		// Scanning /proc for the process tree costs a few ms and would delay the sandbox (same process), so the
 		// tree is looked up once a second; the known n8n processes' VmHWM (a high-water mark) every 250 ms.
@@ -158,7 +170,7 @@ function execute(home: N8nHome, workflowId: string, timeoutMs: number): Promise<
 			const cpuS = m ? Number(m[1]) * 60 + Number(m[2]) + Number(m[3]) * 60 + Number(m[4]) : NaN;
 			resolve({
 				code: code ?? 1,
-				stdout: Buffer.concat(out).toString(),
+				stdout: readAndRemove(stdoutFile),
 				stderr,
 				ms: Date.now() - started,
 				cpuS,
