@@ -107,10 +107,11 @@ EOF
   )
   local bin="$dir/node_modules/.bin/n8n"
   out="$home/check.log"
+  # NODE_ENV=test (set by jest) makes n8n's commands print nothing: the check runs as a user would.
   {
-    env "${n8n_env[@]}" "$bin" import:credentials --input="$home/in/credentials.json" &&
-      env "${n8n_env[@]}" "$bin" import:workflow --input="$home/in/workflow.json" &&
-      env "${n8n_env[@]}" "$bin" execute --id=installCheck0001 --rawOutput
+    env -u NODE_ENV "${n8n_env[@]}" "$bin" import:credentials --input="$home/in/credentials.json" &&
+      env -u NODE_ENV "${n8n_env[@]}" "$bin" import:workflow --input="$home/in/workflow.json" &&
+      env -u NODE_ENV "${n8n_env[@]}" "$bin" execute --id=installCheck0001 --rawOutput
   } >"$out" 2>&1 || status=$?
   # n8n 1.123 on Node 24 now and then dies by SIGSEGV while shutting down, after it printed a finished run:
   # that is a shutdown crash, not a broken install (the e2e driver treats it the same way).
