@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, no-console */
 // `npm run sandbox -- --port 8787 --style bubble ...`: runs the sandbox until SIGINT/SIGTERM.
 import { runCli } from './run';
 

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports */
 // The local sandbox of the Customer and Invoice Service: a real HTTP server on node:http (no framework).
 // See sandbox/README.md for the behaviour and every decision the spec leaves open.
 import * as http from 'node:http';

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console */
 // `npm run demo`: the node in a real n8n against the local sandbox, start to finish.
 //  1. builds and packs this package,
 //  2. installs n8n (2.41.1 by default, DEMO_N8N_VERSION to change) into the cache if it is missing,

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports, no-console */
 // The tool form of the node (usableAsTool) in a real n8n 2.x, driven without any language model: n8n's MCP
 // Server Trigger exposes the Invoice Service tool nodes attached to it, and the official MCP client SDK lists
 // them, reads their input schemas and calls them over Streamable HTTP on the production URL /mcp/<path>.

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-dangerous-functions, no-console */
 // Queue mode (n8n's scale-out): Redis (Debian's redis-server on a free loopback port, no persistence), an
 // n8n main (`n8n start`, EXECUTIONS_MODE=queue) that receives the production webhook and enqueues the
 // execution, and one `n8n worker` that runs it. Main and worker share the user folder, i.e. the same SQLite

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports, no-console */
 // The packed package installed as a community node in a real n8n (both supported majors), running the
 // workflows of examples/ against the local sandbox service. One n8n home and one import per n8n version;
 // each workflow is one `n8n execute` (a boot costs 7-11 s).

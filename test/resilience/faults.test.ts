@@ -1,4 +1,3 @@
-/* eslint-disable no-console */
 // Fault suite (issue 4): thousands of creates through the real node, in-process, against the real sandbox
 // over loopback HTTP, with every fault kind the sandbox injects. Whatever goes wrong, every input item must
 // come out exactly once (success or error item, paired with its index), the service must hold at most one

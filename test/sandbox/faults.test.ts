@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports */
 import { connect } from 'node:net';
 import { startSandbox, type Sandbox } from '../../sandbox/server';
 import { call, customer, invoice } from './helpers';
@@ -49,7 +48,7 @@ describe('rate limit', () => {
 		expect(sb.stats().faults.rateLimited).toBe(1);
 		expect(sb.stats().requests.byStatus['429']).toBe(1);
 
-		expect((await fetch(inv.json.download_url)).status).toBe(200);
+		expect((await fetch(String(inv.json.download_url))).status).toBe(200);
 		expect((await call(`${sb.rootUrl}/__admin/stats`)).status).toBe(200);
 	});
 
@@ -133,7 +132,7 @@ describe('faults', () => {
 		const inv = await call(`${sb.baseUrl}/create-invoice`, { key: sb.apiKey, body: invoice('cust_1') });
 		sb.configure({ faults: { http500: 0.5, resetBefore: 0.5 } });
 		for (let i = 0; i < 5; i++) {
-			expect((await fetch(inv.json.download_url)).status).toBe(200);
+			expect((await fetch(String(inv.json.download_url))).status).toBe(200);
 			expect((await call(`${sb.rootUrl}/__admin/stats`)).status).toBe(200);
 		}
 	});

@@ -1,12 +1,16 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports */
 // Shared helpers for the sandbox tests: real HTTP on 127.0.0.1 with the global fetch.
 import { inflateSync } from 'node:zlib';
+
+/** A parsed JSON answer, read loosely by the tests (`res.json.response.id`). */
+export interface JsonTree {
+	readonly [key: string]: JsonTree;
+}
 
 export interface Answer {
 	status: number;
 	headers: Headers;
 	text: string;
-	json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+	json: JsonTree;
 }
 
 export async function call(
@@ -29,7 +33,7 @@ export async function call(
 	} catch {
 		json = undefined;
 	}
-	return { status: res.status, headers: res.headers, text, json };
+	return { status: res.status, headers: res.headers, text, json: json as JsonTree };
 }
 
 export const customer = (n: number, extra: Record<string, unknown> = {}) => ({

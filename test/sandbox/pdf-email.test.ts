@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports */
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,7 +24,7 @@ describe('PDF at the same origin', () => {
 		const inv = await call(`${sb.baseUrl}/create-invoice`, { key: sb.apiKey, body: invoice('cust_1') });
 		expect(sb.stats().pdf.generated).toBe(0); // lazy: nothing rendered until the first download
 
-		const pdf = await download(inv.json.download_url);
+		const pdf = await download(String(inv.json.download_url));
 		expect(pdf.status).toBe(200);
 		expect(pdf.type).toBe('application/pdf');
 		expect(pdf.body.subarray(0, 5).toString('latin1')).toBe('%PDF-');
@@ -38,7 +37,7 @@ describe('PDF at the same origin', () => {
 		}
 		expect(pdfDrawsText(pdf.body, 'Invoice inv_2')).toBe(false);
 
-		const again = await download(inv.json.download_url);
+		const again = await download(String(inv.json.download_url));
 		expect(again.body.equals(pdf.body)).toBe(true);
 		expect(sb.stats().pdf).toEqual({ generated: 1, downloads: 2, downloadsWithAuthorization: 0 });
 	});
@@ -47,7 +46,7 @@ describe('PDF at the same origin', () => {
 		sb.reset();
 		await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(1) });
 		const inv = await call(`${sb.baseUrl}/create-invoice`, { key: sb.apiKey, body: invoice('cust_1') });
-		expect((await download(inv.json.download_url, { Authorization: `Bearer ${sb.apiKey}` })).status).toBe(200);
+		expect((await download(String(inv.json.download_url), { Authorization: `Bearer ${sb.apiKey}` })).status).toBe(200);
 		expect(sb.stats().pdf.downloadsWithAuthorization).toBe(1);
 		expect(sb.stats().authHeadersSeenAtPdfHost).toEqual([]);
 	});
@@ -63,7 +62,7 @@ describe('PDF at the same origin', () => {
 		const items = Array.from({ length: 80 }, (_, i) => ({ description: `Line ${i + 1} ${'very long text '.repeat(i % 3 ? 1 : 20)}`, price: 1 }));
 		const inv = await call(`${sb.baseUrl}/create-invoice`, { key: sb.apiKey, body: { customer_id: 'cust_1', amount: 80, currency: 'GBP', items } });
 		expect(inv.status).toBe(200);
-		const pdf = await download(inv.json.download_url);
+		const pdf = await download(String(inv.json.download_url));
 		expect(pdf.status).toBe(200);
 		const doc = await PDFDocument.load(pdf.body);
 		expect(doc.getPageCount()).toBeGreaterThan(1);
@@ -134,7 +133,7 @@ describe('send_email', () => {
 		expect((await PDFDocument.load(pdf)).getTitle()).toBe('Invoice inv_1');
 
 		// The downloaded PDF is the very file that was mailed.
-		const downloaded = Buffer.from(await (await fetch(res.json.download_url)).arrayBuffer());
+		const downloaded = Buffer.from(await (await fetch(String(res.json.download_url))).arrayBuffer());
 		expect(downloaded.equals(pdf)).toBe(true);
 		expect(sb.stats().emailsWritten).toBe(1);
 	});
