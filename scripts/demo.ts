@@ -10,11 +10,11 @@ import * as path from 'node:path';
 
 import { startSandbox } from '../sandbox/server';
 import {
-	CREDENTIAL_TYPE,
 	DEFAULT_N8N_VERSION,
 	REPO_ROOT,
 	createN8nHome,
 	ensureN8nInstalled,
+	invoiceServiceCredential,
 	loadExample,
 	nodeError,
 	nodeOutput,
@@ -59,13 +59,7 @@ async function main() {
 			credential,
 		});
 		const batch = await runWorkflows(home, {
-			credentials: [
-				{
-					...credential,
-					type: CREDENTIAL_TYPE,
-					data: { baseUrl: sandbox.rootUrl, apiKey: sandbox.apiKey, allowHttp: true },
-				},
-			],
+			credentials: [invoiceServiceCredential(credential, sandbox)],
 			workflows: [workflow],
 			log: (m) => console.log(`  n8n ${m}`),
 		});

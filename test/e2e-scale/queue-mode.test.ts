@@ -11,8 +11,6 @@ import { PDFDocument } from 'pdf-lib';
 import { startSandbox, type Sandbox } from '../../sandbox/server';
 import {
 	CREDENTIAL_TYPE,
-	importAndPublish,
-	waitForWebhook,
 	N8N_VERSIONS,
 	NODE24,
 	NODE_TYPE,
@@ -20,12 +18,15 @@ import {
 	createN8nHome,
 	ensureN8nInstalled,
 	freePort,
+	importAndPublish,
+	invoiceServiceCredential,
 	n8nBin,
 	n8nEnv,
 	packPackage,
 	removeHome,
 	startN8nServer,
 	startProcess,
+	waitForWebhook,
 	type N8nHome,
 	type N8nServer,
 	type ProcessHandle,
@@ -207,13 +208,7 @@ describe.each(N8N_VERSIONS)(
 			Object.assign(
 				timings,
 				await importAndPublish(home, {
-					credentials: [
-						{
-							...CREDENTIAL,
-							type: CREDENTIAL_TYPE,
-							data: { baseUrl: sandbox.rootUrl, apiKey: sandbox.apiKey, allowHttp: true },
-						},
-					],
+					credentials: [invoiceServiceCredential(CREDENTIAL, sandbox)],
 					workflows: [
 						queueWorkflow({
 							id: 'queueNewCust',
