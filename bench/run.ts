@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-dangerous-functions, no-console */
 // `npm run bench` (issue 4): the Invoice Service node against n8n's HTTP Request node (typeVersion 4.2) in ONE
 // real n8n 2.41.1 (one user folder, one import of every workflow), against the local sandbox, scenarios P1-P3.
 // Node times come from n8n's own run data (startTime / executionTime of the node), never from n8n's boot.
@@ -28,7 +27,7 @@ import {
 	type N8nHome,
 	type NodeExecutionItem,
 	type RunData,
-} from '../test/e2e/n8n';
+} from '../tools/n8n';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const VERSION = DEFAULT_N8N_VERSION;

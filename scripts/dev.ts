@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-dangerous-functions, no-console, no-control-regex */
 // `npm run dev`: the edit loop. `tsc --watch` rebuilds dist/ on every change; after each build the compiled
 // node and credential are copied into the n8n user folder's custom-extensions directory
 // (`<userFolder>/.n8n/custom/node_modules/n8n-nodes-invoice-service`), and the cached n8n (see
@@ -18,17 +17,18 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 
 import {
 	DEFAULT_N8N_VERSION,
+	NODE24,
 	PACKAGE_NAME,
 	REPO_ROOT,
 	ensureN8nInstalled,
 	freePort,
 	n8nBin,
-} from '../test/e2e/n8n';
+} from '../tools/n8n';
 
-const NODE24 = path.join(REPO_ROOT, 'scripts', 'with-node24.sh');
 const version = process.env.N8N_DEV_VERSION ?? DEFAULT_N8N_VERSION;
 const userFolder = path.resolve(
 	process.env.N8N_DEV_USER_FOLDER ?? path.join(os.homedir(), '.n8n-node-cli'),
@@ -53,10 +53,7 @@ function pipe(child: ChildProcess, prefix: string, onLine?: (line: string) => vo
 			buf += d.toString();
 			let i: number;
 			while ((i = buf.indexOf('\n')) >= 0) {
-				const line = buf
-					.slice(0, i)
-					.replace(/\x1b\[[0-9;]*[A-Za-z]/g, '')
-					.replace(/\r/g, '');
+				const line = stripVTControlCharacters(buf.slice(0, i)).replace(/\r/g, '');
 				buf = buf.slice(i + 1);
 				if (line.trim()) console.log(`${prefix} ${line}`);
 				onLine?.(line);

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-dangerous-functions */
 // Chromium (Debian's, installed by scripts/install-chromium.sh; never Playwright's own downloads) driven by
 // playwright-core, plus the few editor helpers the browser test shares: log in, open a workflow, check that
 // nothing on screen is an error, take a screenshot.
@@ -8,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 
-import { REPO_ROOT } from '../e2e/n8n';
+import { REPO_ROOT } from '../../tools/n8n';
 
 /** Debian's Chromium; INVOICE_SERVICE_CHROMIUM points at another Chromium/Chrome binary (then nothing is installed). */
 export const CHROMIUM = process.env.INVOICE_SERVICE_CHROMIUM ?? '/usr/bin/chromium';
@@ -159,7 +158,13 @@ export async function screenshot(
 	fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
 	const file = path.join(SCREENSHOT_DIR, name);
 	// JPEG, not PNG: n8n-node build copies every *.png in the project into dist/ (and so into the npm package).
-	await page.screenshot({ path: file, type: 'jpeg', quality: 85, animations: 'disabled', caret: 'hide' });
+	await page.screenshot({
+		path: file,
+		type: 'jpeg',
+		quality: 85,
+		animations: 'disabled',
+		caret: 'hide',
+	});
 	return file;
 }
 

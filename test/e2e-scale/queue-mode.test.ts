@@ -1,88 +1,43 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-dangerous-functions, no-console */
 // Queue mode (n8n's scale-out): Redis (Debian's redis-server on a free loopback port, no persistence), an
 // n8n main (`n8n start`, EXECUTIONS_MODE=queue) that receives the production webhook and enqueues the
 // execution, and one `n8n worker` that runs it. Main and worker share the user folder, i.e. the same SQLite
 // database, and the encryption key. The workflow creates a customer and an invoice with its PDF.
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
-import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { sleep } from 'n8n-workflow';
 import { PDFDocument } from 'pdf-lib';
 
 import { startSandbox, type Sandbox } from '../../sandbox/server';
-import { importAndPublish, waitForWebhook } from '../e2e-mcp/activate';
 import {
 	CREDENTIAL_TYPE,
 	N8N_VERSIONS,
+	NODE24,
 	NODE_TYPE,
 	REPO_ROOT,
 	createN8nHome,
 	ensureN8nInstalled,
 	freePort,
+	importAndPublish,
+	invoiceServiceCredential,
 	n8nBin,
 	n8nEnv,
 	packPackage,
 	removeHome,
 	startN8nServer,
 	startProcess,
+	waitForWebhook,
 	type N8nHome,
 	type N8nServer,
 	type ProcessHandle,
-} from '../e2e/n8n';
+} from '../../tools/n8n';
+import { redisCommand, redisServerBin, startRedis } from '../support/redis';
 
 const MINUTE = 60_000;
 const CREDENTIAL = { id: 'credQueueSandbox', name: 'Invoice Service (sandbox)' };
 const WEBHOOK_PATH = 'new-customer';
 /** The same flow, answering with the PDF itself (made on the worker, kept in n8n's binary data store). */
 const PDF_WEBHOOK_PATH = 'new-customer-pdf';
-const NODE24 = path.join(REPO_ROOT, 'scripts', 'with-node24.sh');
-
-function redisCommand(port: number, ...args: string[]): Promise<string> {
-	return new Promise((resolve, reject) => {
-		const sock = net.createConnection({ host: '127.0.0.1', port });
-		let buf = '';
-		sock.setTimeout(5000, () => sock.destroy(new Error('redis timeout')));
-		sock.on('connect', () =>
-			sock.write(
-				`*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`,
-			),
-		);
-		sock.on('data', (d) => {
-			buf += d.toString();
-			const bulk = /^\$(\d+)\r\n/.exec(buf);
-			if (
-				(bulk && buf.length >= bulk[0].length + Number(bulk[1]) + 2) ||
-				(!bulk && buf.endsWith('\r\n'))
-			) {
-				sock.end();
-				resolve(bulk ? buf.slice(bulk[0].length, bulk[0].length + Number(bulk[1])) : buf.trim());
-			}
-		});
-		sock.on('error', reject);
-	});
-}
-
-function redisServerBin(): string {
-	const which = () =>
-		spawnSync('bash', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).stdout.trim();
-	let bin = which();
-	if (!bin) {
-		// A fresh machine: install Debian's package (idempotent script; needs root or sudo).
-		const r = spawnSync('bash', [path.join(REPO_ROOT, 'scripts', 'install-redis.sh')], {
-			encoding: 'utf8',
-			timeout: 10 * MINUTE,
-		});
-		bin = which();
-		if (!bin)
-			throw new Error(
-				`redis-server is missing and scripts/install-redis.sh failed:\n${r.stdout}\n${r.stderr}`,
-			);
-	}
-	return bin;
-}
 
 // ---------------------------------------------------------------------------------------------------------
 // The workflow
@@ -236,27 +191,7 @@ describe.each(N8N_VERSIONS)(
 			sandbox = await startSandbox();
 
 			// Redis: loopback only, no RDB/AOF, its own temp dir.
-			redisPort = await freePort();
-			redisDir = fs.mkdtempSync(path.join(os.tmpdir(), 'invoice-e2e-redis-'));
-			redis = startProcess(
-				redisBin,
-				[
-					'--port',
-					String(redisPort),
-					'--bind',
-					'127.0.0.1',
-					'--save',
-					'',
-					'--appendonly',
-					'no',
-					'--dir',
-					redisDir,
-					'--daemonize',
-					'no',
-				],
-				{ cwd: redisDir },
-			);
-			await redis.waitFor(/Ready to accept connections/, 30_000);
+			({ port: redisPort, dir: redisDir, server: redis } = await startRedis(redisBin));
 			expect(await redisCommand(redisPort, 'PING')).toBe('+PONG');
 			timings.redis = Date.now() - t0;
 
@@ -273,13 +208,7 @@ describe.each(N8N_VERSIONS)(
 			Object.assign(
 				timings,
 				await importAndPublish(home, {
-					credentials: [
-						{
-							...CREDENTIAL,
-							type: CREDENTIAL_TYPE,
-							data: { baseUrl: sandbox.rootUrl, apiKey: sandbox.apiKey, allowHttp: true },
-						},
-					],
+					credentials: [invoiceServiceCredential(CREDENTIAL, sandbox)],
 					workflows: [
 						queueWorkflow({
 							id: 'queueNewCust',

@@ -14,7 +14,7 @@ import {
 	testCredential,
 	type N8nHome,
 	type N8nServer,
-} from './n8n';
+} from '../../tools/n8n';
 
 const MINUTE = 60_000;
 

@@ -12,7 +12,7 @@ import {
 	runWorkflows,
 	type N8nHome,
 	type RunWorkflowsResult,
-} from './n8n';
+} from '../../tools/n8n';
 
 const MINUTE = 60_000;
 const TRIGGER = 'When clicking ‘Execute workflow’';

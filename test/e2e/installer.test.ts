@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { N8N_VERSIONS, REPO_ROOT, ensureN8nInstalled, n8nInstallDir } from './n8n';
+import { N8N_VERSIONS, REPO_ROOT, ensureN8nInstalled, n8nInstallDir } from '../../tools/n8n';
 
 const INSTALLER = path.join(REPO_ROOT, 'scripts', 'install-n8n.sh');
 
@@ -26,7 +26,9 @@ describe.each(N8N_VERSIONS)('n8n %s install', (version) => {
 
 	test('lives in a folder keyed by the installer recipe and the Node version', () => {
 		const dir = n8nInstallDir(version);
-		expect(path.basename(dir)).toMatch(new RegExp(`^${version.replace(/\./g, '\\.')}-[0-9a-f]{12}$`));
+		expect(path.basename(dir)).toMatch(
+			new RegExp(`^${version.replace(/\./g, '\\.')}-[0-9a-f]{12}$`),
+		);
 		expect(fs.readFileSync(path.join(dir, '.installed'), 'utf8')).toContain(process.version);
 	});
 

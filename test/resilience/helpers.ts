@@ -1,6 +1,5 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports */
 // Shared pieces of the resilience suites: the real Invoice Service node inside n8n-core's WorkflowExecute
-// (test/workflow/harness.ts) talking real HTTP over loopback to the sandbox (sandbox/server.ts), and
+// (test/support/harness/) talking real HTTP over loopback to the sandbox (sandbox/server.ts), and
 // the bookkeeping that proves every input item is accounted for exactly once.
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,10 +7,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
-import { InvoiceServiceApi } from '../../credentials/InvoiceServiceApi.credentials';
-import { InvoiceService } from '../../nodes/InvoiceService/InvoiceService.node';
 import type { Sandbox } from '../../sandbox/server';
-import { runNode, type OnError, type RunResult } from '../workflow/harness';
+import type { OnError, RunResult } from '../support/harness/run-node';
+import { runInvoiceService } from '../support/invoice-service';
 
 /** The node's "Outcome unknown" wording (transport/errors.ts). */
 export const OUTCOME_UNKNOWN = /Outcome unknown/;
@@ -31,29 +29,6 @@ export function customers(count: number, tag: string): CustomerInput[] {
 	}));
 }
 
-export const customerParameters = (options: INodeParameters = {}): INodeParameters => ({
-	resource: 'customer',
-	operation: 'create',
-	firstName: '={{ $json.first }}',
-	lastName: '={{ $json.last }}',
-	email: '={{ $json.email }}',
-	options,
-});
-
-/** Invoice parameters: one line per item whose description identifies the input item. */
-export const invoiceParameters = (
-	customerId: string,
-	options: INodeParameters = {},
-): INodeParameters => ({
-	resource: 'invoice',
-	operation: 'create',
-	customerId,
-	currency: 'EUR',
-	lineItemsMode: 'fields',
-	lineItems: { item: [{ description: '={{ $json.description }}', price: 12.5 }] },
-	options,
-});
-
 /** Runs the Invoice Service node in-process against a base URL (the sandbox or a proxy in front of it). */
 export async function runAgainst(
 	baseUrl: string,
@@ -62,13 +37,11 @@ export async function runAgainst(
 	items: IDataObject[],
 	onError?: OnError,
 ): Promise<RunResult> {
-	return await runNode({
-		node: new InvoiceService(),
-		credentialType: new InvoiceServiceApi(),
-		credentials: { baseUrl, apiKey, allowHttp: true },
+	return await runInvoiceService({
 		parameters,
 		items,
 		onError,
+		credentials: { baseUrl, apiKey, allowHttp: true },
 	});
 }
 

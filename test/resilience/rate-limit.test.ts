@@ -1,10 +1,8 @@
-/* eslint-disable no-console */
 // Rate-limit suite (issue 4): with the node's defaults (concurrency 5, Max Retry Wait 120 s) every item gets
 // through a rate-limited service, and a 503 with Retry-After pauses the whole batch for the time asked.
 import { startSandbox, type Sandbox } from '../../sandbox/server';
 import {
 	account,
-	customerParameters,
 	customers,
 	customersByEmail,
 	itemError,
@@ -12,6 +10,7 @@ import {
 	settle,
 	start503Proxy,
 } from './helpers';
+import { customerParameters } from '../support/invoice-service';
 
 jest.setTimeout(120_000);
 
@@ -131,7 +130,7 @@ describe('503 with Retry-After', () => {
 			const result = await runAgainst(
 				stubborn.baseUrl,
 				sandbox.apiKey,
-				customerParameters({ concurrency: 1, maxRetryWait: 2 }),
+				customerParameters({ options: { concurrency: 1, maxRetryWait: 2 } }),
 				inputs,
 				'continueRegularOutput',
 			);

@@ -7,7 +7,7 @@ import {
 	customerParameters,
 	everythingVisible,
 	runInvoiceService,
-} from './run-invoice-service';
+} from '../support/invoice-service';
 
 afterEach(() => nock.cleanAll());
 

@@ -9,7 +9,7 @@ import {
 	everythingVisible,
 	invoiceParameters,
 	runInvoiceService,
-} from './run-invoice-service';
+} from '../support/invoice-service';
 
 const ADA = { first: 'Ada', last: 'Lovelace', email: 'ada@example.com' };
 const noRetry = { options: { maxRetryWait: 0 } };

@@ -8,7 +8,7 @@ import {
 	customerParameters,
 	invoiceParameters,
 	runInvoiceService,
-} from './run-invoice-service';
+} from '../support/invoice-service';
 
 afterEach(() => nock.cleanAll());
 

@@ -1,7 +1,12 @@
 import nock from 'nock';
 import { NodeApiError } from 'n8n-workflow';
 
-import { getBinaryBuffer, runNode, SOURCE_NODE_NAME, type RunOptions } from './harness';
+import {
+	getBinaryBuffer,
+	runNode,
+	SOURCE_NODE_NAME,
+	type RunOptions,
+} from '../support/harness/run-node';
 import { FixtureApi as FixtureApiCredential } from './fixtures/FixtureApi.credentials';
 import { FixtureApi } from './fixtures/FixtureApi.node';
 import { InvoiceServiceApi } from '../../credentials/InvoiceServiceApi.credentials';

@@ -1,6 +1,6 @@
 import nock from 'nock';
 
-import { getBinaryBuffer } from './harness';
+import { getBinaryBuffer } from '../support/harness/run-node';
 import {
 	API,
 	API_KEY,
@@ -8,7 +8,7 @@ import {
 	everythingVisible,
 	invoiceParameters,
 	runInvoiceService,
-} from './run-invoice-service';
+} from '../support/invoice-service';
 
 const PDF = Buffer.from('%PDF-1.7\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
 

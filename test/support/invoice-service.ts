@@ -2,7 +2,7 @@ import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { InvoiceServiceApi } from '../../credentials/InvoiceServiceApi.credentials';
 import { InvoiceService } from '../../nodes/InvoiceService/InvoiceService.node';
-import { runNode, type OnError, type RunResult } from './harness';
+import { runNode, type OnError, type RunResult } from './harness/run-node';
 
 export const ORIGIN = 'https://app.example.com';
 export const API = '/api/1.1/wf';
