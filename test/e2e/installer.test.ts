@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-dangerous-functions */
 // The n8n installer's own check: an install counts only when n8n opens a fresh SQLite database and runs a
 // workflow. A repeat of the "SQLite driver left unbuilt" defect must fail here, in `npm test`, not for a user.
 import { spawnSync } from 'node:child_process';
