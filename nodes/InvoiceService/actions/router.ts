@@ -4,22 +4,22 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { forEachConcurrently } from '../helpers/pool';
 import { FieldError } from '../helpers/validate';
 import { ServiceClient } from '../transport/request';
+import { readRunOptions } from './common.descriptions';
 import * as customer from './customer';
 import * as invoice from './invoice';
+import type { Operation } from './operation';
 
-interface Operation {
-	execute(
-		this: IExecuteFunctions,
-		itemIndex: number,
-		client: ServiceClient,
-	): Promise<INodeExecutionData>;
-	createdId(json: IDataObject): string | undefined;
-}
-
-const operations: Record<string, Record<string, Operation>> = {
-	customer: { create: customer.create },
-	invoice: { create: invoice.create },
+/** Every resource's operations, as its index exports them: the router's operation table. */
+export const resources: Record<string, { operations: Record<string, Operation> }> = {
+	customer,
+	invoice,
 };
+
+/** The operation chosen in the node, or undefined (own keys only: "constructor" is not an operation). */
+function findOperation(resource: string, operation: string): Operation | undefined {
+	const operations = Object.hasOwn(resources, resource) ? resources[resource].operations : {};
+	return Object.hasOwn(operations, operation) ? operations[operation] : undefined;
+}
 
 type NodeError = NodeApiError | NodeOperationError;
 
@@ -31,7 +31,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	const items = this.getInputData();
 	const resource = this.getNodeParameter('resource', 0) as string;
 	const operationName = this.getNodeParameter('operation', 0) as string;
-	const operation = operations[resource]?.[operationName];
+	const operation = findOperation(resource, operationName);
 	if (!operation) {
 		throw new NodeOperationError(
 			this.getNode(),
@@ -40,12 +40,8 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	}
 
 	// Run-wide settings come from the first item: they shape the whole batch, not one request.
-	const options = this.getNodeParameter('options', 0, {}) as IDataObject;
-	const concurrency = Math.max(1, Math.floor(Number(options.concurrency ?? 5)) || 1);
-	const client = await ServiceClient.create(this, {
-		timeoutMs: Number(options.timeout ?? 60_000),
-		maxRetryWaitMs: Number(options.maxRetryWait ?? 120) * 1000,
-	});
+	const runOptions = readRunOptions(this.getNodeParameter('options', 0, {}) as IDataObject);
+	const client = await ServiceClient.create(this, runOptions);
 
 	const results: Array<INodeExecutionData | undefined> = new Array(items.length);
 	const failures: Array<{ error: NodeError; itemIndex: number }> = [];
@@ -54,7 +50,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 
 	await forEachConcurrently(
 		items.length,
-		concurrency,
+		runOptions.concurrency,
 		async (itemIndex) => {
 			attempted++;
 			try {
@@ -126,7 +122,7 @@ function withStopReport(
 	const [{ error }, ...others] = failures;
 	const created: string[] = [];
 	results.forEach((result, index) => {
-		const id = result ? operation.createdId(result.json) : undefined;
+		const id = result ? operation.createdId?.(result.json) : undefined;
 		if (id) created.push(`item ${index} (${id})`);
 	});
 	// Every one is listed, however many: a re-run must be able to skip exactly these.
