@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { forEachConcurrently } from '../helpers/pool';
+import { prepareAheadAndSend } from '../helpers/pool';
 import { FieldError } from '../helpers/validate';
 import { ServiceClient } from '../transport/request';
 import { readRunOptions } from './common.descriptions';
@@ -24,8 +24,9 @@ function findOperation(resource: string, operation: string): Operation | undefin
 type NodeError = NodeApiError | NodeOperationError;
 
 /**
- * The item loop, written once for every operation: bounded concurrency, output in input order with pairedItem,
- * and the error policy — an error item under "Continue", or a stop that says what was already created.
+ * The item loop, written once for every operation: items prepared ahead of the workers, bounded concurrency,
+ * output in input order with pairedItem, and the error policy — an error item under "Continue", or a stop that
+ * says what was already created.
  */
 export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
@@ -48,13 +49,17 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	let attempted = 0;
 	const continueOnFail = this.continueOnFail();
 
-	await forEachConcurrently(
-		items.length,
-		runOptions.concurrency,
-		async (itemIndex) => {
+	await prepareAheadAndSend({
+		count: items.length,
+		concurrency: runOptions.concurrency,
+		// One prepared item per worker: each free worker finds its next item ready, and no more is held.
+		lookAhead: runOptions.concurrency,
+		prepare: (itemIndex) => operation.prepare.call(this, itemIndex),
+		send: async (itemIndex, take) => {
 			attempted++;
 			try {
-				const output = await operation.execute.call(this, itemIndex, client);
+				// A preparation error surfaces here, at the item's turn, exactly as if it were prepared now.
+				const output = await operation.send.call(this, take(), itemIndex, client);
 				results[itemIndex] = { ...output, pairedItem: { item: itemIndex } };
 			} catch (caught) {
 				const error = asNodeError(this, caught, itemIndex);
@@ -65,8 +70,8 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 				}
 			}
 		},
-		() => failures.length > 0,
-	);
+		shouldStop: () => failures.length > 0,
+	});
 
 	if (failures.length > 0) {
 		throw withStopReport(failures, results, operation, items.length - attempted);
