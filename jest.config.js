@@ -1,19 +1,39 @@
 // One jest run, several projects: `unit` (pure helpers), `workflow` (the node inside n8n-core's
 // WorkflowExecute, HTTP intercepted by nock), `e2e` (a real n8n against the sandbox).
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.dev.json', diagnostics: { warnOnly: false } }];
-const base = { testEnvironment: 'node', transform: { '^.+\\.ts$': tsJest }, modulePathIgnorePatterns: ['<rootDir>/dist/'] };
+const base = {
+	testEnvironment: 'node',
+	transform: { '^.+\\.ts$': tsJest },
+	modulePathIgnorePatterns: ['<rootDir>/dist/'],
+};
 
 module.exports = {
 	// Global only (jest ignores it inside a project): n8n-core's first load takes seconds on a busy 2-core machine.
 	testTimeout: 60000,
 	projects: [
-		{ ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'], setupFilesAfterEnv: ['<rootDir>/test/setup/no-network.js'] },
-		{ ...base, displayName: 'workflow', testMatch: ['<rootDir>/test/workflow/**/*.test.ts'], setupFiles: ['<rootDir>/test/setup/workflow-env.js'], setupFilesAfterEnv: ['<rootDir>/test/setup/no-network.js'] },
+		{
+			...base,
+			displayName: 'unit',
+			testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
+			setupFilesAfterEnv: ['<rootDir>/test/setup/no-network.js'],
+		},
+		{
+			...base,
+			displayName: 'workflow',
+			testMatch: ['<rootDir>/test/workflow/**/*.test.ts'],
+			setupFiles: ['<rootDir>/test/setup/workflow-env.js'],
+			setupFilesAfterEnv: ['<rootDir>/test/setup/no-network.js'],
+		},
 		{ ...base, displayName: 'sandbox', testMatch: ['<rootDir>/test/sandbox/**/*.test.ts'] },
 		{ ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
 		{ ...base, displayName: 'mcp', testMatch: ['<rootDir>/test/e2e-mcp/**/*.test.ts'] },
 		{ ...base, displayName: 'queue', testMatch: ['<rootDir>/test/e2e-scale/**/*.test.ts'] },
-		{ ...base, displayName: 'resilience', testMatch: ['<rootDir>/test/resilience/**/*.test.ts'], setupFiles: ['<rootDir>/test/setup/workflow-env.js'] },
+		{
+			...base,
+			displayName: 'resilience',
+			testMatch: ['<rootDir>/test/resilience/**/*.test.ts'],
+			setupFiles: ['<rootDir>/test/setup/workflow-env.js'],
+		},
 		{ ...base, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.test.ts'] },
 	],
 };

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-dangerous-functions */
 // Measurement: one `n8n execute` of one workflow, with the CPU time of its whole process tree, its peak
 // memory, the machine's load average, n8n's own node timings and the sandbox's request counts.
 import { spawn } from 'node:child_process';

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
 // The report: bench/results.md (tables, each target of issue 10 with met / missed) and the chart's data.
 import * as fs from 'node:fs';
 import * as os from 'node:os';

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
 // `npm run bench` (issues 4 and 10): the Invoice Service node against n8n's HTTP Request node (typeVersion 4.2)
 // and against a floor (bench/floor: the same requests with nothing else), in ONE real n8n (one user folder,
 // one import of every workflow), against the local sandbox: scenarios P1, P2 and P4 (plan.ts), measured by

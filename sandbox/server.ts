@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports */
 // The local sandbox of the Customer and Invoice Service: a real HTTP server on node:http (no framework).
 // See sandbox/README.md for the behaviour and every decision the spec leaves open.
 import * as http from 'node:http';
@@ -149,35 +148,50 @@ function isNonNegativeNumber(v: unknown): v is number {
 
 /** Validates a full option set; throws an Error naming the bad option. */
 export function checkOptions(o: SandboxOptions): void {
-	if (o.style !== 'plain' && o.style !== 'bubble') throw new Error(`style must be 'plain' or 'bubble', got ${String(o.style)}`);
-	if (o.pdfOrigin !== 'same' && o.pdfOrigin !== 'other') throw new Error(`pdfOrigin must be 'same' or 'other', got ${String(o.pdfOrigin)}`);
-	if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) throw new Error(`port must be an integer 0..65535, got ${o.port}`);
-	if (!Array.isArray(o.apiKeys) || o.apiKeys.length === 0 || o.apiKeys.some((k) => typeof k !== 'string' || k === '' || /\s/.test(k))) {
+	if (o.style !== 'plain' && o.style !== 'bubble')
+		throw new Error(`style must be 'plain' or 'bubble', got ${String(o.style)}`);
+	if (o.pdfOrigin !== 'same' && o.pdfOrigin !== 'other')
+		throw new Error(`pdfOrigin must be 'same' or 'other', got ${String(o.pdfOrigin)}`);
+	if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535)
+		throw new Error(`port must be an integer 0..65535, got ${o.port}`);
+	if (
+		!Array.isArray(o.apiKeys) ||
+		o.apiKeys.length === 0 ||
+		o.apiKeys.some((k) => typeof k !== 'string' || k === '' || /\s/.test(k))
+	) {
 		throw new Error('apiKeys must be a non-empty list of non-empty strings without whitespace');
 	}
 	for (const k of ['latencyMs', 'jitterMs', 'slowMs'] as const) {
-		if (!isNonNegativeNumber(o[k])) throw new Error(`${k} must be a number >= 0, got ${String(o[k])}`);
+		if (!isNonNegativeNumber(o[k]))
+			throw new Error(`${k} must be a number >= 0, got ${String(o[k])}`);
 	}
 	if (o.rateLimit !== undefined) {
 		const { perSecond, burst } = o.rateLimit;
-		if (!(typeof perSecond === 'number' && perSecond > 0 && Number.isFinite(perSecond))) throw new Error(`rateLimit.perSecond must be > 0, got ${String(perSecond)}`);
-		if (!(typeof burst === 'number' && burst >= 1 && Number.isFinite(burst))) throw new Error(`rateLimit.burst must be >= 1, got ${String(burst)}`);
+		if (!(typeof perSecond === 'number' && perSecond > 0 && Number.isFinite(perSecond)))
+			throw new Error(`rateLimit.perSecond must be > 0, got ${String(perSecond)}`);
+		if (!(typeof burst === 'number' && burst >= 1 && Number.isFinite(burst)))
+			throw new Error(`rateLimit.burst must be >= 1, got ${String(burst)}`);
 	}
 	let sum = 0;
 	for (const k of FAULT_ORDER) {
 		const r = o.faults[k];
-		if (!(typeof r === 'number' && r >= 0 && r <= 1)) throw new Error(`faults.${k} must be a rate between 0 and 1, got ${String(r)}`);
+		if (!(typeof r === 'number' && r >= 0 && r <= 1))
+			throw new Error(`faults.${k} must be a rate between 0 and 1, got ${String(r)}`);
 		sum += r;
 	}
 	const unknownFault = Object.keys(o.faults).find((k) => !FAULT_ORDER.includes(k as FaultKind));
-	if (unknownFault) throw new Error(`unknown fault kind ${unknownFault} (known: ${FAULT_ORDER.join(', ')})`);
+	if (unknownFault)
+		throw new Error(`unknown fault kind ${unknownFault} (known: ${FAULT_ORDER.join(', ')})`);
 	if (sum > 1 + 1e-9) throw new Error(`the fault rates add up to ${sum}, more than 1`);
-	if (o.seed !== undefined && !(typeof o.seed === 'number' && Number.isFinite(o.seed))) throw new Error(`seed must be a number, got ${String(o.seed)}`);
+	if (o.seed !== undefined && !(typeof o.seed === 'number' && Number.isFinite(o.seed)))
+		throw new Error(`seed must be a number, got ${String(o.seed)}`);
 }
 
 /** Merges user options over the defaults (faults merged key by key) and validates them. */
 export function resolveOptions(options: Partial<SandboxOptions> = {}): SandboxOptions {
-	const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<SandboxOptions>;
+	const defined = Object.fromEntries(
+		Object.entries(options).filter(([, v]) => v !== undefined),
+	) as Partial<SandboxOptions>;
 	const o: SandboxOptions = {
 		...DEFAULT_OPTIONS,
 		...defined,
@@ -191,14 +205,32 @@ export function resolveOptions(options: Partial<SandboxOptions> = {}): SandboxOp
 
 /** Applies a run-time patch to a copy of `current`; throws on unknown/immutable keys or bad values. */
 export function applyPatch(current: SandboxOptions, patch: unknown): SandboxOptions {
-	if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) throw new Error('the config patch must be a JSON object');
+	if (typeof patch !== 'object' || patch === null || Array.isArray(patch))
+		throw new Error('the config patch must be a JSON object');
 	const p = patch as Record<string, unknown>;
 	const immutable = ['host', 'port', 'pdfOrigin', 'outboxDir'].filter((k) => k in p);
-	if (immutable.length) throw new Error(`${immutable.join(', ')} cannot be changed at run time (restart the sandbox)`);
-	const allowed = ['style', 'latencyMs', 'jitterMs', 'rateLimit', 'faults', 'slowMs', 'apiKeys', 'seed'];
+	if (immutable.length)
+		throw new Error(`${immutable.join(', ')} cannot be changed at run time (restart the sandbox)`);
+	const allowed = [
+		'style',
+		'latencyMs',
+		'jitterMs',
+		'rateLimit',
+		'faults',
+		'slowMs',
+		'apiKeys',
+		'seed',
+	];
 	const unknown = Object.keys(p).filter((k) => !allowed.includes(k));
-	if (unknown.length) throw new Error(`unknown config key(s): ${unknown.join(', ')} (allowed: ${allowed.join(', ')})`);
-	const next: SandboxOptions = { ...current, apiKeys: [...current.apiKeys], faults: { ...current.faults } };
+	if (unknown.length)
+		throw new Error(
+			`unknown config key(s): ${unknown.join(', ')} (allowed: ${allowed.join(', ')})`,
+		);
+	const next: SandboxOptions = {
+		...current,
+		apiKeys: [...current.apiKeys],
+		faults: { ...current.faults },
+	};
 	if ('style' in p) next.style = p.style as SandboxOptions['style'];
 	if ('latencyMs' in p) next.latencyMs = p.latencyMs as number;
 	if ('jitterMs' in p) next.jitterMs = p.jitterMs as number;
@@ -208,11 +240,17 @@ export function applyPatch(current: SandboxOptions, patch: unknown): SandboxOpti
 	if ('rateLimit' in p) {
 		const rl = p.rateLimit as { perSecond?: unknown; burst?: unknown } | null;
 		if (rl === null || rl === undefined || rl.perSecond === 0) next.rateLimit = undefined;
-		else if (typeof rl !== 'object') throw new Error('rateLimit must be an object {perSecond, burst} or null');
-		else next.rateLimit = { perSecond: rl.perSecond as number, burst: (rl.burst ?? rl.perSecond) as number };
+		else if (typeof rl !== 'object')
+			throw new Error('rateLimit must be an object {perSecond, burst} or null');
+		else
+			next.rateLimit = {
+				perSecond: rl.perSecond as number,
+				burst: (rl.burst ?? rl.perSecond) as number,
+			};
 	}
 	if ('faults' in p) {
-		if (typeof p.faults !== 'object' || p.faults === null) throw new Error('faults must be an object');
+		if (typeof p.faults !== 'object' || p.faults === null)
+			throw new Error('faults must be an object');
 		next.faults = { ...next.faults, ...(p.faults as Partial<FaultRates>) };
 	}
 	checkOptions(next);
@@ -332,10 +370,13 @@ class SandboxServer {
 		this.reseed();
 		this.refillBucket();
 		this.main = this.makeServer((req, res) => this.handleMain(req, res));
-		if (opts.pdfOrigin === 'other') this.pdfHost = this.makeServer((req, res) => this.handlePdfHost(req, res));
+		if (opts.pdfOrigin === 'other')
+			this.pdfHost = this.makeServer((req, res) => this.handlePdfHost(req, res));
 	}
 
-	private makeServer(handler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>): http.Server {
+	private makeServer(
+		handler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>,
+	): http.Server {
 		const server = http.createServer((req, res) => {
 			req.on('error', () => undefined);
 			res.on('error', () => undefined);
@@ -355,7 +396,12 @@ class SandboxServer {
 
 	private onHandlerError(err: unknown, req: http.IncomingMessage, res: http.ServerResponse): void {
 		// Shutting down, or the client went away mid-request: nothing to answer, nothing went wrong here.
-		if (this.closed || (err instanceof Error && err.name === 'AbortError') || err instanceof ClientGone || req.socket.destroyed) {
+		if (
+			this.closed ||
+			(err instanceof Error && err.name === 'AbortError') ||
+			err instanceof ClientGone ||
+			req.socket.destroyed
+		) {
 			destroySocket(req.socket);
 			return;
 		}
@@ -455,7 +501,9 @@ class SandboxServer {
 	}
 
 	config(): SandboxOptions {
-		return JSON.parse(JSON.stringify({ ...this.opts, outboxDir: this.outboxDir })) as SandboxOptions;
+		return JSON.parse(
+			JSON.stringify({ ...this.opts, outboxDir: this.outboxDir }),
+		) as SandboxOptions;
 	}
 
 	stats(): SandboxStats {
@@ -463,7 +511,12 @@ class SandboxServer {
 	}
 
 	records(): { customers: CustomerRecord[]; invoices: InvoiceRecord[] } {
-		return JSON.parse(JSON.stringify({ customers: [...this.customers.values()], invoices: [...this.invoices.values()] })) as {
+		return JSON.parse(
+			JSON.stringify({
+				customers: [...this.customers.values()],
+				invoices: [...this.invoices.values()],
+			}),
+		) as {
 			customers: CustomerRecord[];
 			invoices: InvoiceRecord[];
 		};
@@ -483,7 +536,13 @@ class SandboxServer {
 		this.statsData.requests.byStatus[key] = (this.statsData.requests.byStatus[key] ?? 0) + 1;
 	}
 
-	private send(res: http.ServerResponse, status: number, body: string | Uint8Array, headers: http.OutgoingHttpHeaders, counted = true): void {
+	private send(
+		res: http.ServerResponse,
+		status: number,
+		body: string | Uint8Array,
+		headers: http.OutgoingHttpHeaders,
+		counted = true,
+	): void {
 		if (counted) this.countStatus(status);
 		if (res.destroyed || res.writableEnded) return;
 		const buf = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
@@ -491,8 +550,20 @@ class SandboxServer {
 		res.end(res.req.method === 'HEAD' ? undefined : buf);
 	}
 
-	private sendJson(res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}, counted = true): void {
-		this.send(res, status, JSON.stringify(body), { 'Content-Type': 'application/json; charset=utf-8', ...headers }, counted);
+	private sendJson(
+		res: http.ServerResponse,
+		status: number,
+		body: unknown,
+		headers: http.OutgoingHttpHeaders = {},
+		counted = true,
+	): void {
+		this.send(
+			res,
+			status,
+			JSON.stringify(body),
+			{ 'Content-Type': 'application/json; charset=utf-8', ...headers },
+			counted,
+		);
 	}
 
 	private reset_(req: http.IncomingMessage): void {
@@ -515,7 +586,11 @@ class SandboxServer {
 				if (size > MAX_BODY) tooLarge = true;
 				else chunks.push(chunk);
 			});
-			req.on('end', () => (tooLarge ? reject(new HttpError(413, `The request body is larger than ${MAX_BODY} bytes`)) : resolve(Buffer.concat(chunks))));
+			req.on('end', () =>
+				tooLarge
+					? reject(new HttpError(413, `The request body is larger than ${MAX_BODY} bytes`))
+					: resolve(Buffer.concat(chunks)),
+			);
 			req.on('error', () => reject(new ClientGone()));
 			req.on('aborted', () => reject(new ClientGone()));
 			req.on('close', () => {
@@ -528,10 +603,22 @@ class SandboxServer {
 	private errorBody(status: number, message: string): unknown {
 		if (this.opts.style === 'bubble') {
 			if (status === 401) {
-				return { error_class: 'Unauthorized', args: { code: 'sandbox' }, translation: message, message };
+				return {
+					error_class: 'Unauthorized',
+					args: { code: 'sandbox' },
+					translation: message,
+					message,
+				};
 			}
 			if (status === 400 || status === 404 || status === 413 || status === 405) {
-				const kind = status === 404 ? 'NOT_FOUND' : status === 400 ? 'ERROR' : status === 413 ? 'TOO_LARGE' : 'ERROR';
+				const kind =
+					status === 404
+						? 'NOT_FOUND'
+						: status === 400
+							? 'ERROR'
+							: status === 413
+								? 'TOO_LARGE'
+								: 'ERROR';
 				return { statusCode: status, body: { status: kind, message } };
 			}
 		}
@@ -573,7 +660,8 @@ class SandboxServer {
 
 	private async handleMain(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
 		const pathname = pathnameOf(req.url);
-		if (pathname === '/__admin' || pathname.startsWith('/__admin/')) return this.handleAdmin(req, res, pathname);
+		if (pathname === '/__admin' || pathname.startsWith('/__admin/'))
+			return this.handleAdmin(req, res, pathname);
 		this.count(pathname);
 
 		const prefix = API_PREFIXES.find((p) => pathname.startsWith(p));
@@ -584,12 +672,18 @@ class SandboxServer {
 				return;
 			}
 			if (req.method !== 'POST') {
-				this.sendJson(res, 405, this.errorBody(405, `Method ${req.method} not allowed on ${op}; use POST`), { Allow: 'POST' });
+				this.sendJson(
+					res,
+					405,
+					this.errorBody(405, `Method ${req.method} not allowed on ${op}; use POST`),
+					{ Allow: 'POST' },
+				);
 				return;
 			}
 			return this.handleCreate(op, req, res);
 		}
-		if (pathname.startsWith('/files/') && this.opts.pdfOrigin === 'same') return this.handlePdf(req, res, pathname);
+		if (pathname.startsWith('/files/') && this.opts.pdfOrigin === 'same')
+			return this.handlePdf(req, res, pathname);
 		if (pathname === '/' && (req.method === 'GET' || req.method === 'HEAD')) {
 			this.send(res, 200, HTML_HOME, { 'Content-Type': 'text/html; charset=utf-8' });
 			return;
@@ -601,17 +695,29 @@ class SandboxServer {
 		const pathname = pathnameOf(req.url);
 		this.count(pathname);
 		const auth = req.headers.authorization;
-		if (auth !== undefined && this.statsData.authHeadersSeenAtPdfHost.length < MAX_AUTH_HEADERS_KEPT) {
+		if (
+			auth !== undefined &&
+			this.statsData.authHeadersSeenAtPdfHost.length < MAX_AUTH_HEADERS_KEPT
+		) {
 			this.statsData.authHeadersSeenAtPdfHost.push(auth);
 		}
 		if (pathname.startsWith('/files/')) return this.handlePdf(req, res, pathname);
 		this.send(res, 404, HTML_404, { 'Content-Type': 'text/html; charset=utf-8' });
 	}
 
-	private async handlePdf(req: http.IncomingMessage, res: http.ServerResponse, pathname: string): Promise<void> {
+	private async handlePdf(
+		req: http.IncomingMessage,
+		res: http.ServerResponse,
+		pathname: string,
+	): Promise<void> {
 		req.resume();
 		if (req.method !== 'GET' && req.method !== 'HEAD') {
-			this.sendJson(res, 405, { status: 'error', message: 'Use GET to download a file' }, { Allow: 'GET, HEAD' });
+			this.sendJson(
+				res,
+				405,
+				{ status: 'error', message: 'Use GET to download a file' },
+				{ Allow: 'GET, HEAD' },
+			);
 			return;
 		}
 		const m = /^\/files\/(inv_\d+)\.pdf$/.exec(pathname);
@@ -638,7 +744,12 @@ class SandboxServer {
 			cached = renderInvoicePdf({
 				invoiceId: invoice.id,
 				createdAt: new Date(invoice.createdAt),
-				customer: { id: customer.id, name: customer.name, email: customer.email, companyName: customer.companyName },
+				customer: {
+					id: customer.id,
+					name: customer.name,
+					email: customer.email,
+					companyName: customer.companyName,
+				},
 				items: invoice.items,
 				amount: invoice.amount,
 				currency: invoice.currency,
@@ -650,7 +761,11 @@ class SandboxServer {
 		return cached;
 	}
 
-	private async handleCreate(op: string, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+	private async handleCreate(
+		op: string,
+		req: http.IncomingMessage,
+		res: http.ServerResponse,
+	): Promise<void> {
 		// Draw first, so the fault and jitter sequences depend only on the order of create-* requests.
 		const fault = this.drawFault(this.faultRng());
 		const latency = this.latency(this.jitterRng());
@@ -658,9 +773,13 @@ class SandboxServer {
 		conc.current++;
 		conc.max = Math.max(conc.max, conc.current);
 		try {
-			const raw = await this.readBody(req).catch((err: unknown) => (err instanceof HttpError ? err : Promise.reject(err)));
+			const raw = await this.readBody(req).catch((err: unknown) =>
+				err instanceof HttpError ? err : Promise.reject(err),
+			);
 			if (raw instanceof HttpError) {
-				this.sendJson(res, raw.status, this.errorBody(raw.status, raw.message), { Connection: 'close' });
+				this.sendJson(res, raw.status, this.errorBody(raw.status, raw.message), {
+					Connection: 'close',
+				});
 				return;
 			}
 
@@ -671,7 +790,10 @@ class SandboxServer {
 				this.sendJson(
 					res,
 					429,
-					{ status: 'error', message: `Rate limit exceeded (${rl.perSecond} requests per second, burst ${rl.burst}); retry after ${token.retryAfter} s` },
+					{
+						status: 'error',
+						message: `Rate limit exceeded (${rl.perSecond} requests per second, burst ${rl.burst}); retry after ${token.retryAfter} s`,
+					},
 					{ 'Retry-After': String(token.retryAfter) },
 				);
 				return;
@@ -685,7 +807,10 @@ class SandboxServer {
 			await this.wait(latency);
 			if (fault === 'http500') {
 				this.statsData.faults.http500++;
-				this.sendJson(res, 500, { status: 'error', message: 'Internal server error (injected fault; nothing was processed)' });
+				this.sendJson(res, 500, {
+					status: 'error',
+					message: 'Internal server error (injected fault; nothing was processed)',
+				});
 				return;
 			}
 			if (fault === 'html502') {
@@ -704,7 +829,12 @@ class SandboxServer {
 				this.reset_(req);
 				return;
 			}
-			this.sendJson(res, reply.status, reply.body, reply.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {});
+			this.sendJson(
+				res,
+				reply.status,
+				reply.body,
+				reply.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {},
+			);
 		} finally {
 			conc.current--;
 		}
@@ -746,7 +876,10 @@ class SandboxServer {
 		const key = v.value.email.toLowerCase();
 		if (this.emailIndex.has(key)) {
 			this.statsData.duplicateEmailRejections++;
-			return { status: 409, body: { status: 'error', message: 'A customer with this email already exists' } };
+			return {
+				status: 409,
+				body: { status: 'error', message: 'A customer with this email already exists' },
+			};
 		}
 		const id = `cust_${this.nextCustomer++}`;
 		const record: CustomerRecord = {
@@ -784,7 +917,8 @@ class SandboxServer {
 		};
 		this.invoices.set(id, record);
 		this.statsData.invoices++;
-		this.statsData.invoicesByCustomer[record.customerId] = (this.statsData.invoicesByCustomer[record.customerId] ?? 0) + 1;
+		this.statsData.invoicesByCustomer[record.customerId] =
+			(this.statsData.invoicesByCustomer[record.customerId] ?? 0) + 1;
 		if (Math.abs(itemsTotal - record.amount) > 0.005) this.statsData.invoiceAmountMismatches++;
 
 		if (record.sendEmail) {
@@ -805,12 +939,23 @@ class SandboxServer {
 			this.writtenEmails.add(file);
 			this.statsData.emailsWritten++;
 		}
-		return { status: 200, body: this.success({ invoice_id: id, status: record.status, download_url: record.downloadUrl }) };
+		return {
+			status: 200,
+			body: this.success({
+				invoice_id: id,
+				status: record.status,
+				download_url: record.downloadUrl,
+			}),
+		};
 	}
 
 	// ---- admin (no auth: a loopback dev tool) ---------------------------------------------------------
 
-	private async handleAdmin(req: http.IncomingMessage, res: http.ServerResponse, pathname: string): Promise<void> {
+	private async handleAdmin(
+		req: http.IncomingMessage,
+		res: http.ServerResponse,
+		pathname: string,
+	): Promise<void> {
 		const route = `${req.method ?? 'GET'} ${pathname.replace(/\/+$/, '')}`;
 		const raw = await this.readBody(req).catch(() => Buffer.alloc(0));
 		switch (route) {
@@ -832,7 +977,13 @@ class SandboxServer {
 				try {
 					patch = raw.length ? JSON.parse(raw.toString('utf8')) : {};
 				} catch (err) {
-					this.sendJson(res, 400, { status: 'error', message: `Invalid JSON: ${(err as Error).message}` }, {}, false);
+					this.sendJson(
+						res,
+						400,
+						{ status: 'error', message: `Invalid JSON: ${(err as Error).message}` },
+						{},
+						false,
+					);
 					return;
 				}
 				try {
@@ -847,7 +998,10 @@ class SandboxServer {
 				this.sendJson(
 					res,
 					404,
-					{ status: 'error', message: `Unknown admin route ${route}; try GET /__admin/stats, GET /__admin/records, GET|POST /__admin/config, POST /__admin/reset` },
+					{
+						status: 'error',
+						message: `Unknown admin route ${route}; try GET /__admin/stats, GET /__admin/records, GET|POST /__admin/config, POST /__admin/reset`,
+					},
 					{},
 					false,
 				);

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console */
 // `npm run demo`: the node in a real n8n against the local sandbox, start to finish.
 //  1. builds and packs this package,
 //  2. installs n8n (2.41.1 by default, DEMO_N8N_VERSION to change) into the cache if it is missing,
@@ -11,11 +10,11 @@ import * as path from 'node:path';
 
 import { startSandbox } from '../sandbox/server';
 import {
-	CREDENTIAL_TYPE,
 	DEFAULT_N8N_VERSION,
 	REPO_ROOT,
 	createN8nHome,
 	ensureN8nInstalled,
+	invoiceServiceCredential,
 	loadExample,
 	nodeError,
 	nodeOutput,
@@ -60,13 +59,7 @@ async function main() {
 			credential,
 		});
 		const batch = await runWorkflows(home, {
-			credentials: [
-				{
-					...credential,
-					type: CREDENTIAL_TYPE,
-					data: { baseUrl: sandbox.rootUrl, apiKey: sandbox.apiKey, allowHttp: true },
-				},
-			],
+			credentials: [invoiceServiceCredential(credential, sandbox)],
 			workflows: [workflow],
 			log: (m) => console.log(`  n8n ${m}`),
 		});

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-dangerous-functions, no-console, no-control-regex */
 // `npm run dev`: the edit loop. `tsc --watch` rebuilds dist/ on every change; after each build the compiled
 // node and credential are copied into the n8n user folder's custom-extensions directory
 // (`<userFolder>/.n8n/custom/node_modules/n8n-nodes-invoice-service`), and the cached n8n (see
@@ -18,6 +17,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 
 import {
 	DEFAULT_N8N_VERSION,
@@ -53,10 +53,7 @@ function pipe(child: ChildProcess, prefix: string, onLine?: (line: string) => vo
 			buf += d.toString();
 			let i: number;
 			while ((i = buf.indexOf('\n')) >= 0) {
-				const line = buf
-					.slice(0, i)
-					.replace(/\x1b\[[0-9;]*[A-Za-z]/g, '')
-					.replace(/\r/g, '');
+				const line = stripVTControlCharacters(buf.slice(0, i)).replace(/\r/g, '');
 				buf = buf.slice(i + 1);
 				if (line.trim()) console.log(`${prefix} ${line}`);
 				onLine?.(line);

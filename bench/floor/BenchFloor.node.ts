@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/icon-validation, @n8n/community-nodes/require-node-description-fields -- a bench-only node that no editor ever shows */
 // The floor of the benchmark (issue 10): the least a node can do to turn these items into these requests.
 // It reads the same parameters as Invoice Service → Customer → Create, sends the same POST through the same n8n
 // helper (httpRequestWithAuthentication with the credential read once, Bearer header from the credential) at the

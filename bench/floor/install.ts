@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
 // Installs the bench floor (BenchFloor.node.ts) into an n8n user folder as a community package of its own,
 // loaded the same way as the Invoice Service package: `<nodesDir>/node_modules/n8n-nodes-bench-floor`.
 // It is compiled here, at bench time, so it never reaches dist/ or the published tarball.

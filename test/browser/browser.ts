@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-dangerous-functions */
 // Chromium (Debian's, installed by scripts/install-chromium.sh; never Playwright's own downloads) driven by
 // playwright-core, plus the few editor helpers the browser test shares: log in, open a workflow, check that
 // nothing on screen is an error, take a screenshot.

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, no-console */
 // The node in n8n's editor, as a user meets it: a real n8n (the cached 2.x) with the packed package installed
 // as a community node, driven through Debian's Chromium. Finds the node in the node panel, checks both
 // operations' fields (labels, required marks, defaults, hints), adds line items, tests the credential in its

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports, no-console */
 // The tool form of the node (usableAsTool) in a real n8n 2.x, driven without any language model: n8n's MCP
 // Server Trigger exposes the Invoice Service tool nodes attached to it, and the official MCP client SDK lists
 // them, reads their input schemas and calls them over Streamable HTTP on the production URL /mcp/<path>.
@@ -11,16 +10,17 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { startSandbox, type Sandbox } from '../../sandbox/server';
 import {
 	CREDENTIAL_TYPE,
-	importAndPublish,
-	waitForWebhook,
 	N8N_VERSIONS,
 	PACKAGE_NAME,
 	REPO_ROOT,
 	createN8nHome,
 	ensureN8nInstalled,
+	importAndPublish,
+	invoiceServiceCredential,
 	packPackage,
 	removeHome,
 	startN8nServer,
+	waitForWebhook,
 	type N8nHome,
 	type N8nServer,
 } from '../../tools/n8n';
@@ -141,13 +141,7 @@ describe.each(VERSIONS)('Invoice Service as MCP tools in a real n8n %s', (VERSIO
 		Object.assign(
 			timings,
 			await importAndPublish(home, {
-				credentials: [
-					{
-						...CREDENTIAL,
-						type: CREDENTIAL_TYPE,
-						data: { baseUrl: sandbox.rootUrl, apiKey: sandbox.apiKey, allowHttp: true },
-					},
-				],
+				credentials: [invoiceServiceCredential(CREDENTIAL, sandbox)],
 				workflows: [mcpWorkflow()],
 			}),
 		);

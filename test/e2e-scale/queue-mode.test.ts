@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-dangerous-functions, no-console */
 // Queue mode (n8n's scale-out): Redis (Debian's redis-server on a free loopback port, no persistence), an
 // n8n main (`n8n start`, EXECUTIONS_MODE=queue) that receives the production webhook and enqueues the
 // execution, and one `n8n worker` that runs it. Main and worker share the user folder, i.e. the same SQLite
@@ -12,8 +11,6 @@ import { PDFDocument } from 'pdf-lib';
 import { startSandbox, type Sandbox } from '../../sandbox/server';
 import {
 	CREDENTIAL_TYPE,
-	importAndPublish,
-	waitForWebhook,
 	N8N_VERSIONS,
 	NODE24,
 	NODE_TYPE,
@@ -21,12 +18,15 @@ import {
 	createN8nHome,
 	ensureN8nInstalled,
 	freePort,
+	importAndPublish,
+	invoiceServiceCredential,
 	n8nBin,
 	n8nEnv,
 	packPackage,
 	removeHome,
 	startN8nServer,
 	startProcess,
+	waitForWebhook,
 	type N8nHome,
 	type N8nServer,
 	type ProcessHandle,
@@ -208,13 +208,7 @@ describe.each(N8N_VERSIONS)(
 			Object.assign(
 				timings,
 				await importAndPublish(home, {
-					credentials: [
-						{
-							...CREDENTIAL,
-							type: CREDENTIAL_TYPE,
-							data: { baseUrl: sandbox.rootUrl, apiKey: sandbox.apiKey, allowHttp: true },
-						},
-					],
+					credentials: [invoiceServiceCredential(CREDENTIAL, sandbox)],
 					workflows: [
 						queueWorkflow({
 							id: 'queueNewCust',

@@ -1,7 +1,7 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports, no-console */
 // The packed package installed as a community node in a real n8n (both supported majors), running the
 // workflows of examples/ against the local sandbox service. One n8n home and one import per n8n version;
 // each workflow is one `n8n execute` (a boot costs 7-11 s).
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -59,6 +59,7 @@ describe.each(N8N_VERSIONS)('Invoice Service node in a real n8n %s', (version) =
 	let otherOrigin: Sandbox; // PDFs served from another origin
 	let outbox: string;
 	let batch: RunWorkflowsResult;
+	let tarball: string;
 
 	const cred = (id: string, name: string, data: Record<string, unknown>): CredentialImport => ({
 		id,
@@ -69,7 +70,7 @@ describe.each(N8N_VERSIONS)('Invoice Service node in a real n8n %s', (version) =
 
 	beforeAll(async () => {
 		await ensureN8nInstalled([version]);
-		const tarball = await packPackage();
+		tarball = await packPackage();
 		outbox = fs.mkdtempSync(path.join(os.tmpdir(), 'invoice-e2e-outbox-'));
 		plain = await startSandbox({ outboxDir: outbox });
 		bubble = await startSandbox({ style: 'bubble' });
@@ -127,6 +128,18 @@ describe.each(N8N_VERSIONS)('Invoice Service node in a real n8n %s', (version) =
 		await Promise.all([plain?.close(), bubble?.close(), otherOrigin?.close()]);
 		if (home) removeHome(home);
 		if (outbox) fs.rmSync(outbox, { recursive: true, force: true });
+	});
+
+	test('the tarball holds only what users need: dist/ (code, types, maps, icons, codex), README, LICENSE, package.json', () => {
+		const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' })
+			.trim()
+			.split('\n')
+			.map((file) => file.replace(/^package\//, ''));
+		const shipped =
+			/^(README\.md|LICENSE\.md|package\.json|dist\/(nodes|credentials)\/.+\.(js|d\.ts|js\.map|svg|node\.json))$/;
+		expect(files.filter((file) => !shipped.test(file))).toEqual([]);
+		expect(files).toContain('dist/nodes/InvoiceService/InvoiceService.node.js');
+		expect(files).toContain('dist/credentials/InvoiceServiceApi.credentials.js');
 	});
 
 	test('creates the customer, then a two-line invoice whose amount is the sum (100.10 + 0.20)', () => {

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports */
 // Shared pieces of the resilience suites: the real Invoice Service node inside n8n-core's WorkflowExecute
 // (test/support/harness/) talking real HTTP over loopback to the sandbox (sandbox/server.ts), and
 // the bookkeeping that proves every input item is accounted for exactly once.

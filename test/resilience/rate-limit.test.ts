@@ -1,4 +1,3 @@
-/* eslint-disable no-console */
 // Rate-limit suite (issue 4): with the node's defaults (concurrency 5, Max Retry Wait 120 s) every item gets
 // through a rate-limited service, and a 503 with Retry-After pauses the whole batch for the time asked.
 import { startSandbox, type Sandbox } from '../../sandbox/server';

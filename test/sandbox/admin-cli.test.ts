@@ -44,22 +44,39 @@ describe('admin endpoints', () => {
 		expect(s.customers).toBe(0);
 		expect(s.customersByEmail).toEqual({});
 		expect(sb.records()).toEqual({ customers: [], invoices: [] });
-		const again = await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(5) });
+		const again = await call(`${sb.baseUrl}/create-customer`, {
+			key: sb.apiKey,
+			body: customer(5),
+		});
 		expect(again.json.id).toBe('cust_1');
 	});
 
 	it('POST /__admin/config changes style, latency, rate limit and faults at run time', async () => {
 		sb.reset();
-		const res = await call(`${sb.rootUrl}/__admin/config`, { body: { style: 'bubble', rateLimit: { perSecond: 1, burst: 1 }, faults: { http500: 0 } } });
+		const res = await call(`${sb.rootUrl}/__admin/config`, {
+			body: { style: 'bubble', rateLimit: { perSecond: 1, burst: 1 }, faults: { http500: 0 } },
+		});
 		expect(res.status).toBe(200);
-		expect(res.json.config).toMatchObject({ style: 'bubble', rateLimit: { perSecond: 1, burst: 1 } });
-		const first = await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(1) });
+		expect(res.json.config).toMatchObject({
+			style: 'bubble',
+			rateLimit: { perSecond: 1, burst: 1 },
+		});
+		const first = await call(`${sb.baseUrl}/create-customer`, {
+			key: sb.apiKey,
+			body: customer(1),
+		});
 		expect(first.json).toMatchObject({ status: 'success', response: { id: 'cust_1' } });
-		expect((await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(2) })).status).toBe(429);
+		expect(
+			(await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(2) })).status,
+		).toBe(429);
 
-		const back = await call(`${sb.rootUrl}/__admin/config`, { body: { style: 'plain', rateLimit: null } });
+		const back = await call(`${sb.rootUrl}/__admin/config`, {
+			body: { style: 'plain', rateLimit: null },
+		});
 		expect(back.json.config.rateLimit).toBeUndefined();
-		expect((await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(3) })).json).toEqual({
+		expect(
+			(await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(3) })).json,
+		).toEqual({
 			id: 'cust_2',
 			name: 'Ada3 Lovelace',
 			email: 'ada3@example.com',
@@ -93,7 +110,14 @@ describe('admin endpoints', () => {
 describe('options', () => {
 	it('uses the contract defaults', () => {
 		const o = resolveOptions();
-		expect(o).toMatchObject({ host: '127.0.0.1', port: 0, apiKeys: ['sandbox-key-1234'], style: 'plain', pdfOrigin: 'same', slowMs: 30000 });
+		expect(o).toMatchObject({
+			host: '127.0.0.1',
+			port: 0,
+			apiKeys: ['sandbox-key-1234'],
+			style: 'plain',
+			pdfOrigin: 'same',
+			slowMs: 30000,
+		});
 		expect(o.faults).toEqual({ http500: 0, html502: 0, resetBefore: 0, resetAfter: 0, slow: 0 });
 		expect(o.rateLimit).toBeUndefined();
 	});
@@ -106,14 +130,27 @@ describe('options', () => {
 
 describe('CLI configuration', () => {
 	it('reads SANDBOX_* env and lets flags win', () => {
-		const o = parseCliConfig(['--style', 'bubble', '--latency=40', '--fault-500', '0.02', '--burst', '10', '--key', 'k-one,k-two'], {
-			SANDBOX_STYLE: 'plain',
-			SANDBOX_PORT: '8787',
-			SANDBOX_RATE: '50',
-			SANDBOX_FAULT_RESET_AFTER: '0.01',
-			SANDBOX_PDF_ORIGIN: 'other',
-			SANDBOX_SEED: '3',
-		});
+		const o = parseCliConfig(
+			[
+				'--style',
+				'bubble',
+				'--latency=40',
+				'--fault-500',
+				'0.02',
+				'--burst',
+				'10',
+				'--key',
+				'k-one,k-two',
+			],
+			{
+				SANDBOX_STYLE: 'plain',
+				SANDBOX_PORT: '8787',
+				SANDBOX_RATE: '50',
+				SANDBOX_FAULT_RESET_AFTER: '0.01',
+				SANDBOX_PDF_ORIGIN: 'other',
+				SANDBOX_SEED: '3',
+			},
+		);
 		expect(o).toEqual({
 			style: 'bubble',
 			port: 8787,
@@ -128,26 +165,45 @@ describe('CLI configuration', () => {
 		expect(parseCliConfig(['--rate', '0'], { SANDBOX_RATE: '5' }).rateLimit).toBeUndefined();
 	});
 
-	it.each([[['--nope', '1']], [['--style', 'xml']], [['--fault-502', '1.5']], [['--port']], [['--port', 'abc']]])('rejects %j', (argv) => {
+	it.each([
+		[['--nope', '1']],
+		[['--style', 'xml']],
+		[['--fault-502', '1.5']],
+		[['--port']],
+		[['--port', 'abc']],
+	])('rejects %j', (argv) => {
 		expect(() => parseCliConfig(argv, {})).toThrow();
 	});
 
 	it('starts, prints its config, base URL and key, serves, and closes cleanly when stopped', async () => {
 		const lines: string[] = [];
 		const io = { log: (l: string) => lines.push(l), error: (l: string) => lines.push(l) };
-		const running = await runCli(['--port', '0', '--style', 'bubble', '--key', 'cli-key'], { SANDBOX_LATENCY: '1' }, io);
-		if (typeof running === 'number') throw new Error(`runCli returned exit code ${running}: ${lines.join('\n')}`);
+		const running = await runCli(
+			['--port', '0', '--style', 'bubble', '--key', 'cli-key'],
+			{ SANDBOX_LATENCY: '1' },
+			io,
+		);
+		if (typeof running === 'number')
+			throw new Error(`runCli returned exit code ${running}: ${lines.join('\n')}`);
 		const out = lines.join('\n');
-		const ready = JSON.parse(/^SANDBOX_READY (.+)$/m.exec(out)![1]) as { baseUrl: string; apiKey: string };
+		const ready = JSON.parse(/^SANDBOX_READY (.+)$/m.exec(out)![1]) as {
+			baseUrl: string;
+			apiKey: string;
+		};
 		expect(out).toContain('"style":"bubble"');
 		expect(out).toContain('"latencyMs":1');
 		expect(out).toContain(`base URL: ${ready.baseUrl}`);
 		expect(out).toContain('API key:  cli-key');
 		expect(ready).toMatchObject({ baseUrl: running.sandbox.baseUrl, apiKey: 'cli-key' });
-		const res = await call(`${ready.baseUrl}/create-customer`, { key: 'cli-key', body: customer(1) });
+		const res = await call(`${ready.baseUrl}/create-customer`, {
+			key: 'cli-key',
+			body: customer(1),
+		});
 		expect(res.json).toMatchObject({ status: 'success', response: { id: 'cust_1' } });
 		await Promise.all([running.stop('SIGTERM'), running.stop('SIGINT')]);
-		expect(lines.filter((l) => l.includes('received; closing'))).toEqual(['sandbox: SIGTERM received; closing (served 1 requests, 1 customers, 0 invoices)']);
+		expect(lines.filter((l) => l.includes('received; closing'))).toEqual([
+			'sandbox: SIGTERM received; closing (served 1 requests, 1 customers, 0 invoices)',
+		]);
 		await expect(fetch(ready.baseUrl)).rejects.toThrow();
 	});
 

@@ -1,17 +1,27 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports */
 // Shared helpers for the sandbox tests: real HTTP on 127.0.0.1 with the global fetch.
 import { inflateSync } from 'node:zlib';
+
+/** A parsed JSON answer, read loosely by the tests (`res.json.response.id`). */
+export interface JsonTree {
+	readonly [key: string]: JsonTree;
+}
 
 export interface Answer {
 	status: number;
 	headers: Headers;
 	text: string;
-	json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+	json: JsonTree;
 }
 
 export async function call(
 	url: string,
-	opts: { method?: string; key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+	opts: {
+		method?: string;
+		key?: string | null;
+		body?: unknown;
+		raw?: string;
+		headers?: Record<string, string>;
+	} = {},
 ): Promise<Answer> {
 	const headers: Record<string, string> = { ...(opts.headers ?? {}) };
 	if (opts.key) headers.Authorization = `Bearer ${opts.key}`;
@@ -21,7 +31,11 @@ export async function call(
 	if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
 		headers['Content-Type'] = 'application/json';
 	}
-	const res = await fetch(url, { method: opts.method ?? (body === undefined ? 'GET' : 'POST'), headers, body });
+	const res = await fetch(url, {
+		method: opts.method ?? (body === undefined ? 'GET' : 'POST'),
+		headers,
+		body,
+	});
 	const text = await res.text();
 	let json: unknown;
 	try {
@@ -29,7 +43,7 @@ export async function call(
 	} catch {
 		json = undefined;
 	}
-	return { status: res.status, headers: res.headers, text, json };
+	return { status: res.status, headers: res.headers, text, json: json as JsonTree };
 }
 
 export const customer = (n: number, extra: Record<string, unknown> = {}) => ({

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 
 import { expectSuccess, run, type ProcResult } from './process';
 import { n8nBin } from './install';
+import { CREDENTIAL_TYPE } from './project';
 import { parseRawOutput, type RunData } from './run-data';
 import { n8nEnv, type N8nHome } from './user-folder';
 
@@ -27,6 +28,27 @@ export interface CredentialImport {
 	type: string;
 	/** Plaintext; n8n encrypts it on import with N8N_ENCRYPTION_KEY. */
 	data: Record<string, unknown>;
+}
+
+/** An Invoice Service credential for a service on loopback (the sandbox): its root URL and key, plain HTTP. */
+export function invoiceServiceCredential(
+	credential: { id: string; name: string },
+	service: { rootUrl: string; apiKey: string },
+): CredentialImport {
+	return {
+		...credential,
+		type: CREDENTIAL_TYPE,
+		data: { baseUrl: service.rootUrl, apiKey: service.apiKey, allowHttp: true },
+	};
+}
+
+/** What goes into an n8n home: credentials (plaintext), workflows (ids of 1..16 characters). */
+export interface N8nImport {
+	credentials?: CredentialImport[];
+	workflows: Array<Record<string, unknown>>;
+	/** Extra environment for the n8n commands. */
+	env?: NodeJS.ProcessEnv;
+	log?: (msg: string) => void;
 }
 
 export interface WorkflowResult {
@@ -68,12 +90,7 @@ function checkWorkflowIds(workflows: Array<Record<string, unknown>>) {
  */
 export async function importIntoN8n(
 	home: N8nHome,
-	input: {
-		credentials?: CredentialImport[];
-		workflows: Array<Record<string, unknown>>;
-		env?: NodeJS.ProcessEnv;
-		log?: (msg: string) => void;
-	},
+	input: N8nImport,
 ): Promise<{ credentialsMs: number; workflowsMs: number }> {
 	checkWorkflowIds(input.workflows);
 	const importDir = fs.mkdtempSync(path.join(home.userFolder, 'import-'));
@@ -100,15 +117,7 @@ export async function importIntoN8n(
  * Imports credentials and workflows into the home (`importIntoN8n`), then runs each workflow with
  * `n8n execute --id=<id> --rawOutput` (one boot each) and returns the parsed run data per workflow id.
  */
-export async function runWorkflows(
-	home: N8nHome,
-	input: {
-		credentials?: CredentialImport[];
-		workflows: Array<Record<string, unknown>>;
-		env?: NodeJS.ProcessEnv;
-		log?: (msg: string) => void;
-	},
-): Promise<RunWorkflowsResult> {
+export async function runWorkflows(home: N8nHome, input: N8nImport): Promise<RunWorkflowsResult> {
 	const started = Date.now();
 	const log = input.log ?? (() => undefined);
 	await importIntoN8n(home, { ...input, log });
@@ -150,11 +159,7 @@ export async function runWorkflows(
  */
 export async function importAndPublish(
 	home: N8nHome,
-	input: {
-		credentials: CredentialImport[];
-		workflows: Array<Record<string, unknown>>;
-		env?: NodeJS.ProcessEnv;
-	},
+	input: N8nImport,
 ): Promise<Record<string, number>> {
 	const imported = await importIntoN8n(home, input);
 	const ms: Record<string, number> = {

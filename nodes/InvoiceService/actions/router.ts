@@ -1,37 +1,38 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { forEachConcurrently } from '../helpers/pool';
+import { prepareAheadAndSend } from '../helpers/pool';
 import { FieldError } from '../helpers/validate';
 import { ServiceClient } from '../transport/request';
+import { readRunOptions } from './common.descriptions';
 import * as customer from './customer';
 import * as invoice from './invoice';
+import type { Operation } from './operation';
 
-interface Operation {
-	execute(
-		this: IExecuteFunctions,
-		itemIndex: number,
-		client: ServiceClient,
-	): Promise<INodeExecutionData>;
-	createdId(json: IDataObject): string | undefined;
-}
-
-const operations: Record<string, Record<string, Operation>> = {
-	customer: { create: customer.create },
-	invoice: { create: invoice.create },
+/** Every resource's operations, as its index exports them: the router's operation table. */
+export const resources: Record<string, { operations: Record<string, Operation> }> = {
+	customer,
+	invoice,
 };
+
+/** The operation chosen in the node, or undefined (own keys only: "constructor" is not an operation). */
+function findOperation(resource: string, operation: string): Operation | undefined {
+	const operations = Object.hasOwn(resources, resource) ? resources[resource].operations : {};
+	return Object.hasOwn(operations, operation) ? operations[operation] : undefined;
+}
 
 type NodeError = NodeApiError | NodeOperationError;
 
 /**
- * The item loop, written once for every operation: bounded concurrency, output in input order with pairedItem,
- * and the error policy — an error item under "Continue", or a stop that says what was already created.
+ * The item loop, written once for every operation: items prepared ahead of the workers, bounded concurrency,
+ * output in input order with pairedItem, and the error policy — an error item under "Continue", or a stop that
+ * says what was already created.
  */
 export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
 	const resource = this.getNodeParameter('resource', 0) as string;
 	const operationName = this.getNodeParameter('operation', 0) as string;
-	const operation = operations[resource]?.[operationName];
+	const operation = findOperation(resource, operationName);
 	if (!operation) {
 		throw new NodeOperationError(
 			this.getNode(),
@@ -40,25 +41,25 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	}
 
 	// Run-wide settings come from the first item: they shape the whole batch, not one request.
-	const options = this.getNodeParameter('options', 0, {}) as IDataObject;
-	const concurrency = Math.max(1, Math.floor(Number(options.concurrency ?? 5)) || 1);
-	const client = await ServiceClient.create(this, {
-		timeoutMs: Number(options.timeout ?? 60_000),
-		maxRetryWaitMs: Number(options.maxRetryWait ?? 120) * 1000,
-	});
+	const runOptions = readRunOptions(this.getNodeParameter('options', 0, {}) as IDataObject);
+	const client = await ServiceClient.create(this, runOptions);
 
 	const results: Array<INodeExecutionData | undefined> = new Array(items.length);
 	const failures: Array<{ error: NodeError; itemIndex: number }> = [];
 	let attempted = 0;
 	const continueOnFail = this.continueOnFail();
 
-	await forEachConcurrently(
-		items.length,
-		concurrency,
-		async (itemIndex) => {
+	await prepareAheadAndSend({
+		count: items.length,
+		concurrency: runOptions.concurrency,
+		// One prepared item per worker: each free worker finds its next item ready, and no more is held.
+		lookAhead: runOptions.concurrency,
+		prepare: (itemIndex) => operation.prepare.call(this, itemIndex),
+		send: async (itemIndex, take) => {
 			attempted++;
 			try {
-				const output = await operation.execute.call(this, itemIndex, client);
+				// A preparation error surfaces here, at the item's turn, exactly as if it were prepared now.
+				const output = await operation.send.call(this, take(), itemIndex, client);
 				results[itemIndex] = { ...output, pairedItem: { item: itemIndex } };
 			} catch (caught) {
 				const error = asNodeError(this, caught, itemIndex);
@@ -69,8 +70,8 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 				}
 			}
 		},
-		() => failures.length > 0,
-	);
+		shouldStop: () => failures.length > 0,
+	});
 
 	if (failures.length > 0) {
 		throw withStopReport(failures, results, operation, items.length - attempted);
@@ -126,7 +127,7 @@ function withStopReport(
 	const [{ error }, ...others] = failures;
 	const created: string[] = [];
 	results.forEach((result, index) => {
-		const id = result ? operation.createdId(result.json) : undefined;
+		const id = result ? operation.createdId?.(result.json) : undefined;
 		if (id) created.push(`item ${index} (${id})`);
 	});
 	// Every one is listed, however many: a re-run must be able to skip exactly these.

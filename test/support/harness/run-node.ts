@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error */
 // In-process workflow harness: runs a node's real `execute()` inside n8n-core's real `WorkflowExecute`,
 // with the real request helpers (`httpRequestWithAuthentication`), credential handling modelled on n8n's
 // server `CredentialsHelper` (packages/cli/src/credentials-helper.ts) and real expressions over upstream
@@ -87,13 +86,15 @@ export interface RunResult {
 }
 
 export const SOURCE_NODE_NAME = 'Source';
-// n8n-core's DI container: it must be the copy of @n8n/di that n8n-core itself loads (the project's
-// top-level @n8n/di may be another version, pulled in by @n8n/node-cli, with its own empty registry).
 type DiContainer = { get<T>(type: new (...args: never[]) => T): T };
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { Container } = require(
-	require.resolve('@n8n/di', { paths: [require.resolve('n8n-core')] }),
-) as { Container: DiContainer };
+/**
+ * n8n-core's DI container: it must be the copy of @n8n/di that n8n-core itself loads (the project's
+ * top-level @n8n/di may be another version, pulled in by @n8n/node-cli, with its own empty registry).
+ */
+async function n8nCoreContainer(): Promise<DiContainer> {
+	const diPath = require.resolve('@n8n/di', { paths: [require.resolve('n8n-core')] });
+	return ((await import(diPath)) as { Container: DiContainer }).Container;
+}
 
 const SOURCE_NODE_TYPE = 'n8n-nodes-harness.fixtureSource';
 
@@ -250,7 +251,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
 		mcpBaseUrl: url('mcp'),
 		mcpTestBaseUrl: url('mcp-test'),
 		variables: {},
-		externalSecretsProxy: Container.get(ExternalSecretsProxy),
+		externalSecretsProxy: (await n8nCoreContainer()).get(ExternalSecretsProxy),
 		executeWorkflow: notInHarness('executeWorkflow'),
 		getRunExecutionData: async () => undefined,
 		getRuntimeCredential: async () => undefined,
@@ -288,5 +289,5 @@ export async function getBinaryBuffer(
 ): Promise<Buffer> {
 	const binary: IBinaryData | undefined = item.binary?.[property];
 	if (!binary) throw new UnexpectedError(`Item has no binary property "${property}"`);
-	return await Container.get(BinaryDataService).getAsBuffer(binary);
+	return await (await n8nCoreContainer()).get(BinaryDataService).getAsBuffer(binary);
 }

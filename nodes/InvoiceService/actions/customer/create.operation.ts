@@ -82,12 +82,16 @@ export function buildBody(this: IExecuteFunctions, itemIndex: number): IDataObje
 	};
 }
 
-export async function execute(
+export function prepare(this: IExecuteFunctions, itemIndex: number): IDataObject {
+	return buildBody.call(this, itemIndex);
+}
+
+export async function send(
 	this: IExecuteFunctions,
+	body: IDataObject,
 	itemIndex: number,
 	client: ServiceClient,
 ): Promise<INodeExecutionData> {
-	const body = buildBody.call(this, itemIndex);
 	const customer = await client.post('create-customer', body, {
 		itemIndex,
 		requiredField: 'id',

@@ -1,8 +1,10 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import type { Operation } from '../operation';
 import * as create from './create.operation';
 
-export { create };
+/** What the router runs, by the operation's `value` in the list below. */
+export const operations: Record<string, Operation> = { create };
 
 export const description: INodeProperties[] = [
 	{

@@ -228,17 +228,27 @@ export function buildBody(
 	};
 }
 
-export async function execute(
-	this: IExecuteFunctions,
-	itemIndex: number,
-	client: ServiceClient,
-): Promise<INodeExecutionData> {
+/** What `send` needs for one invoice: the request body, and where the PDF goes if it is wanted. */
+export interface InvoiceRequest {
+	body: IDataObject;
+	binaryPropertyName?: string;
+}
+
+export function prepare(this: IExecuteFunctions, itemIndex: number): InvoiceRequest {
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
 	const body = buildBody.call(this, itemIndex, options);
 	const binaryPropertyName = options.downloadPdf
 		? requireText(options.binaryPropertyName ?? 'data', 'Put PDF in Field')
 		: undefined;
+	return { body, binaryPropertyName };
+}
 
+export async function send(
+	this: IExecuteFunctions,
+	{ body, binaryPropertyName }: InvoiceRequest,
+	itemIndex: number,
+	client: ServiceClient,
+): Promise<INodeExecutionData> {
 	const invoice = await client.post('create-invoice', body, {
 		itemIndex,
 		requiredField: 'invoice_id',
