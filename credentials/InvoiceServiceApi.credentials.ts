@@ -1,8 +1,9 @@
 import type {
-	IAuthenticateGeneric,
 	Icon,
+	ICredentialDataDecryptedObject,
 	ICredentialTestRequest,
 	ICredentialType,
+	IHttpRequestOptions,
 	INodeProperties,
 } from 'n8n-workflow';
 
@@ -67,14 +68,17 @@ export class InvoiceServiceApi implements ICredentialType {
 		},
 	];
 
-	authenticate: IAuthenticateGeneric = {
-		type: 'generic',
-		properties: {
-			headers: {
-				Authorization: '=Bearer {{$credentials.apiKey}}',
-			},
-		},
-	};
+	// A function rather than the generic `=Bearer {{$credentials.apiKey}}` block: n8n calls it for every request
+	// without evaluating an expression in its sandbox (bench/README.md: the A/B).
+	async authenticate(
+		credentials: ICredentialDataDecryptedObject,
+		requestOptions: IHttpRequestOptions,
+	): Promise<IHttpRequestOptions> {
+		return {
+			...requestOptions,
+			headers: { ...requestOptions.headers, Authorization: `Bearer ${String(credentials.apiKey)}` },
+		};
+	}
 
 	// The service has no read endpoint. The test sends create-customer an empty body: the service checks the
 	// key first, so a valid key gets 400 (invalid input, nothing created) and a bad key gets 401.
