@@ -50,7 +50,16 @@ describe('field validation', () => {
 	});
 
 	it('optional text: nothing, null, empty and whitespace-only mean "not given"', () => {
-		for (const blank of [undefined, null, '', '   ', '\t\n', '\u00a0\u2003', '\ufeff']) {
+		for (const blank of [
+			undefined,
+			null,
+			'',
+			'   ',
+			'\t\n',
+			'\u00a0\u2003',
+			'\ufeff',
+			'\u200b\u200d',
+		]) {
 			expect(optionalText(blank, 'Company Name')).toBeUndefined();
 		}
 		expect(optionalText('  Acme  ', 'Company Name')).toBe('Acme');

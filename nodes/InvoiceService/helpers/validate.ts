@@ -29,8 +29,11 @@ export function describeValue(value: unknown): string {
 	return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
+// Nothing visible: whitespace, and invisible format characters such as a zero-width space or a byte-order mark.
+const BLANK = /^[\s\p{Cf}]*$/u;
+
 /**
- * Text as given, trimmed; `undefined` when blank (nothing, null, empty or only whitespace as trim() sees it).
+ * Text as given, trimmed; `undefined` when blank (nothing, null, or nothing visible: see BLANK).
  * A finite number is written as text (2024 → "2024"); anything else (true, an array, an object) is refused.
  */
 function readText(value: unknown, field: string): string | undefined {
@@ -38,8 +41,7 @@ function readText(value: unknown, field: string): string | undefined {
 	if (typeof value === 'number' && Number.isFinite(value)) return String(value);
 	if (typeof value !== 'string')
 		throw new FieldError(field, `must be text, got ${describeValue(value)}`);
-	const text = value.trim();
-	return text === '' ? undefined : text;
+	return BLANK.test(value) ? undefined : value.trim();
 }
 
 export function requireText(value: unknown, field: string): string {
