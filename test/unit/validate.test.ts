@@ -2,6 +2,7 @@ import {
 	FieldError,
 	describeValue,
 	optionalBoolean,
+	optionalNumber,
 	optionalText,
 	parseLineItems,
 	requireChoice,
@@ -76,6 +77,30 @@ describe('field validation', () => {
 			expect(error.problem).toMatch(/^must be true or false, got /);
 			expect(error.problem).not.toMatch(/required/);
 		}
+	});
+
+	it('optional number settings: blank is not given, text is read, out of range is refused', () => {
+		const range = { min: 1, max: 50, whole: true };
+		for (const blank of [undefined, null, '', '  ']) {
+			expect(optionalNumber(blank, 'Concurrency', range)).toBeUndefined();
+		}
+		expect(optionalNumber(' 7 ', 'Concurrency', range)).toBe(7);
+		expect(optionalNumber(50, 'Concurrency', range)).toBe(50);
+		for (const [bad, shown] of [
+			[0, '0'],
+			[51, '51'],
+			[1.5, '1.5'],
+			['ten', '"ten"'],
+			[NaN, 'NaN'],
+			[true, 'true'],
+		] as Array<[unknown, string]>) {
+			expect(problemOf(() => optionalNumber(bad, 'Concurrency', range)).problem).toBe(
+				`must be a whole number from 1 to 50, got ${shown}`,
+			);
+		}
+		expect(problemOf(() => optionalNumber(-1, 'Timeout (Ms)', { min: 1000 })).problem).toBe(
+			'must be a number of at least 1000, got -1',
+		);
 	});
 
 	it('selectors: a listed value, case and spaces ignored; anything else named in the message', () => {

@@ -7,7 +7,12 @@
 // item 1 the input under test. So each row also shows that a refusal is per item (item 0 is still sent) and that
 // the message names the right item.
 import nock from 'nock';
-import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
+import {
+	sleep,
+	type IDataObject,
+	type INodeExecutionData,
+	type INodeParameters,
+} from 'n8n-workflow';
 
 import { API, ORIGIN, runInvoiceService } from './run-invoice-service';
 
@@ -819,4 +824,105 @@ describe('bad-input corpus through the real node', () => {
 			}
 		},
 	);
+});
+
+// Run options are read once, from the first item, and shape the whole run: a bad one stops the run before anything
+// is sent; blank means the option's default.
+interface RunOptionRow {
+	option: 'concurrency' | 'maxRetryWait' | 'timeout';
+	value: unknown;
+	refuses?: string;
+}
+
+const runOptionRows: RunOptionRow[] = [
+	{ option: 'concurrency', value: '' },
+	{ option: 'concurrency', value: null },
+	{ option: 'concurrency', value: ' 3 ' },
+	{
+		option: 'concurrency',
+		value: 0,
+		refuses: 'Concurrency must be a whole number from 1 to 50, got 0',
+	},
+	{
+		option: 'concurrency',
+		value: 2.5,
+		refuses: 'Concurrency must be a whole number from 1 to 50, got 2.5',
+	},
+	{
+		option: 'concurrency',
+		value: 51,
+		refuses: 'Concurrency must be a whole number from 1 to 50, got 51',
+	},
+	{
+		option: 'concurrency',
+		value: 'many',
+		refuses: 'Concurrency must be a whole number from 1 to 50, got "many"',
+	},
+	{ option: 'maxRetryWait', value: '   ' },
+	{ option: 'maxRetryWait', value: '0' },
+	{
+		option: 'maxRetryWait',
+		value: -1,
+		refuses: 'Max Retry Wait (Seconds) must be a number of at least 0, got -1',
+	},
+	{
+		option: 'maxRetryWait',
+		value: [5],
+		refuses: 'Max Retry Wait (Seconds) must be a number of at least 0, got [5]',
+	},
+	{ option: 'timeout', value: '' },
+	{ option: 'timeout', value: '1e4' },
+	{
+		option: 'timeout',
+		value: 500,
+		refuses: 'Timeout (Ms) must be a number of at least 1000, got 500',
+	},
+	{
+		option: 'timeout',
+		value: 'NaN',
+		refuses: 'Timeout (Ms) must be a number of at least 1000, got "NaN"',
+	},
+];
+
+describe('run options through the real node', () => {
+	it.each(runOptionRows.map((row) => [row.option, row.value, row] as const))(
+		'%s = %j',
+		async (_option, _value, row) => {
+			const sent = interceptService();
+			const result = await runInvoiceService({
+				parameters: {
+					...baseParameters.customer,
+					options: { [row.option]: '={{ $json.value }}' },
+				},
+				items: [{ value: row.value as IDataObject }],
+			});
+			if (row.refuses) {
+				expect(result.error?.message).toBe(`Item 0: ${row.refuses}`);
+				expect(sent).toHaveLength(0);
+			} else {
+				expect(result.error).toBeUndefined();
+				expect(sent).toEqual([baselineBody.customer]);
+			}
+		},
+	);
+
+	it('a blank Concurrency is the default 5, not 1', async () => {
+		let inFlight = 0;
+		let most = 0;
+		nock(ORIGIN)
+			.post(`${API}/create-customer`)
+			.times(8)
+			.reply(async () => {
+				most = Math.max(most, ++inFlight);
+				await sleep(100);
+				inFlight--;
+				return [200, { id: 'cust_1' }];
+			});
+		const result = await runInvoiceService({
+			parameters: { ...baseParameters.customer, options: { concurrency: '={{ $json.value }}' } },
+			items: Array.from({ length: 8 }, () => ({ value: '  ' })),
+		});
+		expect(result.error).toBeUndefined();
+		expect(most).toBe(5);
+	});
 });

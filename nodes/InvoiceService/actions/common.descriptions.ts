@@ -1,4 +1,6 @@
-import type { INodeProperties } from 'n8n-workflow';
+import type { IDataObject, INodeProperties } from 'n8n-workflow';
+
+import { optionalNumber } from '../helpers/validate';
 
 /** Options every operation has: how the run treats the service. Read once per run, from the first item. */
 export const runOptions: INodeProperties[] = [
@@ -30,3 +32,27 @@ export const runOptions: INodeProperties[] = [
 			'How long to wait for the service to answer one request. A create that times out is never re-sent automatically, because the service may have carried it out.',
 	},
 ];
+
+export interface RunSettings {
+	concurrency: number;
+	timeoutMs: number;
+	maxRetryWaitMs: number;
+}
+
+/**
+ * Reads the run options (of the first item) with the editor's limits; blank means the default. Throws FieldError.
+ */
+export function readRunOptions(options: IDataObject): RunSettings {
+	const concurrency = optionalNumber(options.concurrency, 'Concurrency', {
+		min: 1,
+		max: 50,
+		whole: true,
+	});
+	const maxRetryWait = optionalNumber(options.maxRetryWait, 'Max Retry Wait (Seconds)', { min: 0 });
+	const timeout = optionalNumber(options.timeout, 'Timeout (Ms)', { min: 1000 });
+	return {
+		concurrency: concurrency ?? 5,
+		timeoutMs: timeout ?? 60_000,
+		maxRetryWaitMs: (maxRetryWait ?? 120) * 1000,
+	};
+}

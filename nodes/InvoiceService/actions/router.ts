@@ -4,6 +4,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { forEachConcurrently } from '../helpers/pool';
 import { FieldError } from '../helpers/validate';
 import { ServiceClient } from '../transport/request';
+import { readRunOptions, type RunSettings } from './common.descriptions';
 import * as customer from './customer';
 import * as invoice from './invoice';
 
@@ -40,12 +41,14 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	}
 
 	// Run-wide settings come from the first item: they shape the whole batch, not one request.
-	const options = this.getNodeParameter('options', 0, {}) as IDataObject;
-	const concurrency = Math.max(1, Math.floor(Number(options.concurrency ?? 5)) || 1);
-	const client = await ServiceClient.create(this, {
-		timeoutMs: Number(options.timeout ?? 60_000),
-		maxRetryWaitMs: Number(options.maxRetryWait ?? 120) * 1000,
-	});
+	let run: RunSettings;
+	try {
+		run = readRunOptions(this.getNodeParameter('options', 0, {}) as IDataObject);
+	} catch (caught) {
+		throw asNodeError(this, caught, 0);
+	}
+	const { concurrency, timeoutMs, maxRetryWaitMs } = run;
+	const client = await ServiceClient.create(this, { timeoutMs, maxRetryWaitMs });
 
 	const results: Array<INodeExecutionData | undefined> = new Array(items.length);
 	const failures: Array<{ error: NodeError; itemIndex: number }> = [];

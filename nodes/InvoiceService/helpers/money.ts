@@ -29,6 +29,11 @@ export type MoneyReading = { cents: number } | { problem: MoneyProblem };
 
 // Plain decimal notation, optionally in exponent form ("1e2" is how JavaScript writes some numbers, JSON allows it).
 const DECIMAL = /^[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?$/i;
+
+/** Whether trimmed text is a number in decimal notation (what the money rule and number options read). */
+export function isDecimalText(text: string): boolean {
+	return DECIMAL.test(text);
+}
 // "12,50", "1,234.50", "1.234,50": a comma next to digits is a decimal comma or a thousands separator.
 const COMMA_IN_NUMBER = /^[-+]?[\d.]*\d,\d[\d.,]*$/;
 // "€12", "12 EUR", "$ 5", "GBP 3.50" and other currency symbols (Unicode category Sc).
@@ -44,7 +49,7 @@ export function readCents(value: unknown): MoneyReading {
 	if (typeof value !== 'string') return { problem: 'not a number' };
 	const text = value.trim(); // trim() also drops no-break spaces and a byte-order mark
 	if (text === '') return { problem: 'blank' };
-	if (DECIMAL.test(text)) return centsOfNumber(Number(text));
+	if (isDecimalText(text)) return centsOfNumber(Number(text));
 	if (COMMA_IN_NUMBER.test(text)) return { problem: 'decimal comma' };
 	if (CURRENCY_SIGN.test(text)) return { problem: 'currency sign' };
 	return { problem: 'not a number' };

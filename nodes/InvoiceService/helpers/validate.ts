@@ -1,6 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import { fromCents, MONEY_LIMIT, readCents, type MoneyProblem } from './money';
+import { fromCents, isDecimalText, MONEY_LIMIT, readCents, type MoneyProblem } from './money';
 
 /**
  * A field that failed validation. Pure helpers throw it; the router turns it into a NodeOperationError that
@@ -65,6 +65,39 @@ export function optionalBoolean(value: unknown, field: string): boolean | undefi
 	if (text === '') return undefined;
 	if (text === 'true' || text === 'false') return text === 'true';
 	throw new FieldError(field, `must be true or false, got ${describeValue(value)}`);
+}
+
+/**
+ * An optional number setting: a number, or text holding one; blank means "not given" (`undefined`, so the default
+ * applies). Outside the range the editor allows, it is refused rather than silently clamped.
+ */
+export function optionalNumber(
+	value: unknown,
+	field: string,
+	range: { min: number; max?: number; whole?: boolean },
+): number | undefined {
+	if (value === undefined || value === null) return undefined;
+	if (typeof value === 'string' && BLANK.test(value)) return undefined;
+	const number =
+		typeof value === 'number'
+			? value
+			: typeof value === 'string' && isDecimalText(value.trim())
+				? Number(value)
+				: NaN;
+	const { min, max, whole = false } = range;
+	if (
+		!Number.isFinite(number) ||
+		number < min ||
+		(max !== undefined && number > max) ||
+		(whole && !Number.isInteger(number))
+	) {
+		const limits = max === undefined ? `of at least ${min}` : `from ${min} to ${max}`;
+		throw new FieldError(
+			field,
+			`must be ${whole ? 'a whole number' : 'a number'} ${limits}, got ${describeValue(value)}`,
+		);
+	}
+	return number;
 }
 
 /**
