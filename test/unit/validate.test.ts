@@ -69,7 +69,7 @@ describe('field validation', () => {
 	it('optional switches: booleans, "true"/"false" text, blank means not given', () => {
 		expect(optionalBoolean(true, 'Send Email')).toBe(true);
 		expect(optionalBoolean(' FALSE ', 'Send Email')).toBe(false);
-		for (const blank of [undefined, null, '', '  ']) {
+		for (const blank of [undefined, null, '', '  ', '\u200b']) {
 			expect(optionalBoolean(blank, 'Send Email')).toBeUndefined();
 		}
 		for (const bad of ['yes', 1, [true], {}]) {

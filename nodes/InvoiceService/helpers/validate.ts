@@ -61,8 +61,8 @@ export function optionalText(value: unknown, field: string): string | undefined 
 export function optionalBoolean(value: unknown, field: string): boolean | undefined {
 	if (typeof value === 'boolean') return value;
 	if (value === undefined || value === null) return undefined;
+	if (typeof value === 'string' && BLANK.test(value)) return undefined;
 	const text = typeof value === 'string' ? value.trim().toLowerCase() : undefined;
-	if (text === '') return undefined;
 	if (text === 'true' || text === 'false') return text === 'true';
 	throw new FieldError(field, `must be true or false, got ${describeValue(value)}`);
 }
