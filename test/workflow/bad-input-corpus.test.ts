@@ -926,3 +926,26 @@ describe('run options through the real node', () => {
 		expect(most).toBe(5);
 	});
 });
+
+// Selectors are usually picked in the editor; a workflow written by hand or by an agent may hold anything.
+describe('selectors through the real node', () => {
+	it.each([
+		[
+			'amountMode',
+			'total',
+			'Item 0: Amount must be one of sum (Sum of Line Prices), custom (Custom Amount), got "total"',
+		],
+		[
+			'lineItemsMode',
+			'csv',
+			'Item 0: Specify Line Items must be one of fields (Using Fields Below), json (Using JSON), got "csv"',
+		],
+	])('%s = %j is refused, nothing sent', async (parameter, value, message) => {
+		const sent = interceptService();
+		const result = await runInvoiceService({
+			parameters: { ...baseParameters.invoice, [parameter]: value },
+		});
+		expect(result.error?.message).toBe(message);
+		expect(sent).toHaveLength(0);
+	});
+});
