@@ -1,9 +1,16 @@
 import type { IDataObject, INodeProperties } from 'n8n-workflow';
 
+import { optionalNumber } from '../helpers/validate';
 import type { ClientOptions } from '../transport/request';
 
+/** A number option: its limits are the editor's, and its `default` is the one used when it is left blank. */
+interface NumberOption extends INodeProperties {
+	default: number;
+	typeOptions: { minValue: number; maxValue?: number; numberPrecision?: number };
+}
+
 // Each option's `default` below is the only place its default is written: `readRunOptions` falls back to it.
-const concurrency = {
+const concurrency: NumberOption = {
 	displayName: 'Concurrency',
 	name: 'concurrency',
 	type: 'number',
@@ -11,9 +18,9 @@ const concurrency = {
 	default: 5,
 	description:
 		'How many items are sent to the service at the same time. 1 sends one at a time. Output order always follows input order.',
-} satisfies INodeProperties;
+};
 
-const maxRetryWait = {
+const maxRetryWait: NumberOption = {
 	displayName: 'Max Retry Wait (Seconds)',
 	name: 'maxRetryWait',
 	type: 'number',
@@ -21,9 +28,9 @@ const maxRetryWait = {
 	default: 120,
 	description:
 		'How long one item may wait in total for retries when the service is rate limiting (HTTP 429), temporarily unavailable (503) or unreachable. 0 disables retries.',
-} satisfies INodeProperties;
+};
 
-const timeout = {
+const timeout: NumberOption = {
 	displayName: 'Timeout (Ms)',
 	name: 'timeout',
 	type: 'number',
@@ -31,7 +38,7 @@ const timeout = {
 	default: 60000,
 	description:
 		'How long to wait for the service to answer one request. A create that times out is never re-sent automatically, because the service may have carried it out.',
-} satisfies INodeProperties;
+};
 
 /** Options every operation has: how the run treats the service. Read once per run, from the first item. */
 export const runOptions: INodeProperties[] = [concurrency, maxRetryWait, timeout];
@@ -41,13 +48,22 @@ export interface RunOptions extends ClientOptions {
 	concurrency: number;
 }
 
-/** The run options as the router uses them, from the Options collection; an option not added takes its default. */
+/** Reads one number option with the editor's limits; blank (or not added) means its default. Throws FieldError. */
+function readNumberOption(options: IDataObject, option: NumberOption): number {
+	const { minValue, maxValue, numberPrecision } = option.typeOptions;
+	const value = optionalNumber(options[option.name], option.displayName, {
+		min: minValue,
+		max: maxValue,
+		whole: numberPrecision === 0,
+	});
+	return value ?? option.default;
+}
+
+/** The run options as the router uses them, from the Options collection (of the first item). Throws FieldError. */
 export function readRunOptions(options: IDataObject): RunOptions {
-	const value = (option: { name: string; default: number }) =>
-		Number(options[option.name] ?? option.default);
 	return {
-		concurrency: Math.max(1, Math.floor(value(concurrency)) || 1),
-		timeoutMs: value(timeout),
-		maxRetryWaitMs: value(maxRetryWait) * 1000,
+		concurrency: readNumberOption(options, concurrency),
+		timeoutMs: readNumberOption(options, timeout),
+		maxRetryWaitMs: readNumberOption(options, maxRetryWait) * 1000,
 	};
 }

@@ -4,7 +4,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { prepareAheadAndSend } from '../helpers/pool';
 import { FieldError } from '../helpers/validate';
 import { ServiceClient } from '../transport/request';
-import { readRunOptions } from './common.descriptions';
+import { readRunOptions, type RunOptions } from './common.descriptions';
 import * as customer from './customer';
 import * as invoice from './invoice';
 import type { Operation } from './operation';
@@ -41,7 +41,12 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	}
 
 	// Run-wide settings come from the first item: they shape the whole batch, not one request.
-	const runOptions = readRunOptions(this.getNodeParameter('options', 0, {}) as IDataObject);
+	let runOptions: RunOptions;
+	try {
+		runOptions = readRunOptions(this.getNodeParameter('options', 0, {}) as IDataObject);
+	} catch (caught) {
+		throw asNodeError(this, caught, 0);
+	}
 	const client = await ServiceClient.create(this, runOptions);
 
 	const results: Array<INodeExecutionData | undefined> = new Array(items.length);

@@ -52,7 +52,8 @@ const properties: INodeProperties[] = [
 				type: 'string',
 				default: '',
 				placeholder: 'e.g. Analytical Engines Ltd',
-				description: "The customer's company, if any",
+				description:
+					"The customer's company, if any. Empty or only spaces means none: company_name is then not sent.",
 			},
 		],
 	},

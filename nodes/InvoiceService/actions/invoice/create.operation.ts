@@ -10,11 +10,13 @@ import { fromCents, sumCents } from '../../helpers/money';
 import {
 	CURRENCIES,
 	FieldError,
+	optionalBoolean,
+	optionalText,
 	parseLineItems,
+	requireChoice,
 	requireCurrency,
 	requireCustomerId,
 	requirePositiveAmountCents,
-	requireText,
 } from '../../helpers/validate';
 import type { ServiceClient } from '../../transport/request';
 import { runOptions } from '../common.descriptions';
@@ -87,7 +89,7 @@ const properties: INodeProperties[] = [
 						typeOptions: { numberPrecision: 2 },
 						default: 0,
 						description:
-							'The price of this line excluding VAT, in the invoice currency, with at most 2 decimals',
+							'The price of this line excluding VAT, in the invoice currency: whole cents (at most 2 decimals), negative for a discount. A computed value off by floating-point rounding only (4.35 * 3 = 13.049999999999999) counts as its whole cents (13.05); a real third decimal such as 12.345 is refused.',
 					},
 				],
 			},
@@ -101,7 +103,7 @@ const properties: INodeProperties[] = [
 		required: true,
 		displayOptions: { show: { lineItemsMode: ['json'] } },
 		description:
-			'An array of lines, each an object with "description" (text) and "price" (number excluding VAT, at most 2 decimals). Further fields on a line are passed to the service unchanged.',
+			'An array of lines, each an object with "description" (text) and "price" (number excluding VAT in whole cents, at most 2 decimals; floating-point rounding such as 13.049999999999999 counts as 13.05, a real third decimal is refused). Further fields on a line are passed to the service unchanged.',
 		hint: 'e.g. {{ $json.lines }} or [{"description": "Consulting", "price": 100}]',
 	},
 	{
@@ -131,7 +133,8 @@ const properties: INodeProperties[] = [
 		default: 0,
 		required: true,
 		displayOptions: { show: { amountMode: ['custom'] } },
-		description: 'The total amount excluding VAT, greater than 0, with at most 2 decimals',
+		description:
+			'The total amount excluding VAT, greater than 0, in whole cents (at most 2 decimals). A computed value off by floating-point rounding only (0.1 + 0.2 = 0.30000000000000004) counts as its whole cents (0.30); a real third decimal is refused.',
 	},
 	{
 		displayName: 'Options',
@@ -162,7 +165,7 @@ const properties: INodeProperties[] = [
 				type: 'string',
 				default: 'data',
 				displayOptions: { show: { downloadPdf: [true] } },
-				description: 'The name of the output binary field to put the PDF in',
+				description: 'The name of the output binary field to put the PDF in. Empty means "data".',
 			},
 			...runOptions,
 		],
@@ -188,18 +191,29 @@ export function buildBody(
 	);
 	const currency = requireCurrency(this.getNodeParameter('currency', itemIndex, ''), 'Currency');
 
-	const mode = this.getNodeParameter('lineItemsMode', itemIndex, 'fields') as string;
-	const lines =
+	const mode = requireChoice(
+		this.getNodeParameter('lineItemsMode', itemIndex, 'fields'),
+		'Specify Line Items',
+		['fields', 'json'],
+		{ fields: 'Using Fields Below', json: 'Using JSON' },
+	);
+	const linesField = mode === 'json' ? 'Line Items (JSON)' : 'Line Items';
+	const lines = parseLineItems(
 		mode === 'json'
-			? parseLineItems(this.getNodeParameter('lineItemsJson', itemIndex, ''), 'Line Items (JSON)')
-			: parseLineItems(
-					(this.getNodeParameter('lineItems', itemIndex, {}) as { item?: IDataObject[] }).item ??
-						[],
-					'Line Items',
-				);
+			? this.getNodeParameter('lineItemsJson', itemIndex, '')
+			: ((this.getNodeParameter('lineItems', itemIndex, {}) as { item?: unknown }).item ?? []),
+		linesField,
+	);
 
+	const amountMode = requireChoice(
+		this.getNodeParameter('amountMode', itemIndex, 'sum'),
+		'Amount',
+		['sum', 'custom'],
+		{ sum: 'Sum of Line Prices', custom: 'Custom Amount' },
+	);
 	let amountCents: number;
-	if (this.getNodeParameter('amountMode', itemIndex, 'sum') === 'custom') {
+	// The custom amount is read only when chosen: a leftover value in the hidden field means nothing.
+	if (amountMode === 'custom') {
 		amountCents = requirePositiveAmountCents(
 			this.getNodeParameter('amount', itemIndex, 0),
 			'Custom Amount',
@@ -208,12 +222,13 @@ export function buildBody(
 		amountCents = sumCents(lines.map((line) => line.priceCents));
 		if (amountCents <= 0) {
 			throw new FieldError(
-				'Line Items',
+				linesField,
 				`the sum of the line prices must be greater than 0, got ${fromCents(amountCents)}`,
 			);
 		}
 	}
 
+	const sendEmail = optionalBoolean(options.sendEmail, 'Send Email');
 	return {
 		customer_id: customerId,
 		amount: fromCents(amountCents),
@@ -224,7 +239,7 @@ export function buildBody(
 			price: fromCents(line.priceCents),
 		})),
 		// Sent only when the user chose: the spec does not name the switch, and the service's default stands otherwise.
-		...(typeof options.sendEmail === 'boolean' ? { [SEND_EMAIL_FIELD]: options.sendEmail } : {}),
+		...(sendEmail !== undefined ? { [SEND_EMAIL_FIELD]: sendEmail } : {}),
 	};
 }
 
@@ -237,8 +252,8 @@ export interface InvoiceRequest {
 export function prepare(this: IExecuteFunctions, itemIndex: number): InvoiceRequest {
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
 	const body = buildBody.call(this, itemIndex, options);
-	const binaryPropertyName = options.downloadPdf
-		? requireText(options.binaryPropertyName ?? 'data', 'Put PDF in Field')
+	const binaryPropertyName = optionalBoolean(options.downloadPdf, 'Download PDF')
+		? (optionalText(options.binaryPropertyName, 'Put PDF in Field') ?? 'data')
 		: undefined;
 	return { body, binaryPropertyName };
 }
