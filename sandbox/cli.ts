@@ -2,7 +2,10 @@
 // `npm run sandbox -- --port 8787 --style bubble ...`: runs the sandbox until SIGINT/SIGTERM.
 import { runCli } from './run';
 
-runCli(process.argv.slice(2), process.env, { log: (l) => console.log(l), error: (l) => console.error(l) }).then(
+runCli(process.argv.slice(2), process.env, {
+	log: (l) => console.log(l),
+	error: (l) => console.error(l),
+}).then(
 	(running) => {
 		if (typeof running === 'number') {
 			process.exitCode = running;

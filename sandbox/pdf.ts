@@ -66,7 +66,10 @@ export async function renderInvoicePdf(data: InvoicePdfData): Promise<Uint8Array
 	let page: PDFPage = doc.addPage([PAGE_W, PAGE_H]);
 	let y = PAGE_H - MARGIN;
 
-	const line = (text: string, opts: { size?: number; f?: PDFFont; x?: number; color?: ReturnType<typeof rgb> } = {}) => {
+	const line = (
+		text: string,
+		opts: { size?: number; f?: PDFFont; x?: number; color?: ReturnType<typeof rgb> } = {},
+	) => {
 		const size = opts.size ?? 11;
 		const f = opts.f ?? font;
 		page.drawText(fit(clean(text), f, size, textW - ((opts.x ?? MARGIN) - MARGIN)), {
@@ -99,9 +102,19 @@ export async function renderInvoicePdf(data: InvoicePdfData): Promise<Uint8Array
 	const header = () => {
 		page.drawText('Description', { x: MARGIN, y, size: 11, font: bold });
 		const ph = `Price (${data.currency})`;
-		page.drawText(ph, { x: PAGE_W - MARGIN - bold.widthOfTextAtSize(ph, 11), y, size: 11, font: bold });
+		page.drawText(ph, {
+			x: PAGE_W - MARGIN - bold.widthOfTextAtSize(ph, 11),
+			y,
+			size: 11,
+			font: bold,
+		});
 		y -= 6;
-		page.drawLine({ start: { x: MARGIN, y }, end: { x: PAGE_W - MARGIN, y }, thickness: 0.8, color: grey });
+		page.drawLine({
+			start: { x: MARGIN, y },
+			end: { x: PAGE_W - MARGIN, y },
+			thickness: 0.8,
+			color: grey,
+		});
 		y -= 16;
 	};
 	header();
@@ -117,7 +130,12 @@ export async function renderInvoicePdf(data: InvoicePdfData): Promise<Uint8Array
 		const desc = fit(clean(item.description), font, 10.5, textW - PRICE_COL_W);
 		page.drawText(desc, { x: MARGIN, y, size: 10.5, font });
 		const price = formatMoney(item.price);
-		page.drawText(price, { x: PAGE_W - MARGIN - font.widthOfTextAtSize(price, 10.5), y, size: 10.5, font });
+		page.drawText(price, {
+			x: PAGE_W - MARGIN - font.widthOfTextAtSize(price, 10.5),
+			y,
+			size: 10.5,
+			font,
+		});
 		y -= 16;
 	}
 
@@ -126,11 +144,21 @@ export async function renderInvoicePdf(data: InvoicePdfData): Promise<Uint8Array
 		y = PAGE_H - MARGIN;
 	}
 	y -= 4;
-	page.drawLine({ start: { x: MARGIN, y: y + 10 }, end: { x: PAGE_W - MARGIN, y: y + 10 }, thickness: 0.8, color: grey });
+	page.drawLine({
+		start: { x: MARGIN, y: y + 10 },
+		end: { x: PAGE_W - MARGIN, y: y + 10 },
+		thickness: 0.8,
+		color: grey,
+	});
 	const totalLabel = 'Total excl. VAT';
 	const total = `${formatMoney(data.amount)} ${data.currency}`;
 	page.drawText(totalLabel, { x: MARGIN, y: y - 4, size: 12, font: bold });
-	page.drawText(total, { x: PAGE_W - MARGIN - bold.widthOfTextAtSize(total, 12), y: y - 4, size: 12, font: bold });
+	page.drawText(total, {
+		x: PAGE_W - MARGIN - bold.widthOfTextAtSize(total, 12),
+		y: y - 4,
+		size: 12,
+		font: bold,
+	});
 	y -= 24;
 	page.drawText(`Currency: ${data.currency}`, { x: MARGIN, y, size: 9, font, color: grey });
 

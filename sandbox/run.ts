@@ -15,7 +15,11 @@ export interface RunningCli {
 }
 
 /** Returns the running sandbox, or an exit code when there is nothing to run (help, bad flags). */
-export async function runCli(argv: string[], env: Record<string, string | undefined>, io: CliIo): Promise<RunningCli | number> {
+export async function runCli(
+	argv: string[],
+	env: Record<string, string | undefined>,
+	io: CliIo,
+): Promise<RunningCli | number> {
 	let options;
 	try {
 		options = parseCliConfig(argv, env);
@@ -39,7 +43,9 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
 	if (sandbox.pdfRootUrl !== sandbox.rootUrl) io.log(`  PDF host: ${sandbox.pdfRootUrl}`);
 	io.log(`  API key:  ${sandbox.apiKey}`);
 	io.log(`  outbox:   ${sandbox.outboxDir}`);
-	io.log(`  admin:    GET ${sandbox.rootUrl}/__admin/stats, POST /__admin/reset, GET|POST /__admin/config, GET /__admin/records`);
+	io.log(
+		`  admin:    GET ${sandbox.rootUrl}/__admin/stats, POST /__admin/reset, GET|POST /__admin/config, GET /__admin/records`,
+	);
 	// One machine-readable line for scripts that start the sandbox as a child process.
 	io.log(
 		`SANDBOX_READY ${JSON.stringify({ rootUrl: sandbox.rootUrl, baseUrl: sandbox.baseUrl, pdfRootUrl: sandbox.pdfRootUrl, apiKey: sandbox.apiKey, outboxDir: sandbox.outboxDir })}`,
@@ -49,7 +55,9 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
 	const stop = (reason: string) => {
 		if (!stopping) {
 			const s = sandbox.stats();
-			io.log(`sandbox: ${reason} received; closing (served ${s.requests.total} requests, ${s.customers} customers, ${s.invoices} invoices)`);
+			io.log(
+				`sandbox: ${reason} received; closing (served ${s.requests.total} requests, ${s.customers} customers, ${s.invoices} invoices)`,
+			);
 			stopping = sandbox.close();
 		}
 		return stopping;

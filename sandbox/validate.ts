@@ -28,13 +28,16 @@ export interface InvoiceInput {
 export type Validation<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 
 // local@domain.tld: no whitespace, exactly one @, a dot in the domain, labels not empty.
-const EMAIL_RE = /^[^\s@"(),:;<>[\]\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
+const EMAIL_RE =
+	/^[^\s@"(),:;<>[\]\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
 
 export function isValidEmail(value: string): boolean {
 	if (value.length > 254) return false;
 	if (!EMAIL_RE.test(value)) return false;
 	const local = value.slice(0, value.indexOf('@'));
-	return local.length <= 64 && !local.startsWith('.') && !local.endsWith('.') && !local.includes('..');
+	return (
+		local.length <= 64 && !local.startsWith('.') && !local.endsWith('.') && !local.includes('..')
+	);
 }
 
 /** True when `value` has at most two decimal places (tolerating binary floating point noise). */
@@ -46,7 +49,8 @@ export function hasAtMostTwoDecimals(value: number): boolean {
 function describe(value: unknown): string {
 	if (value === null) return 'null';
 	if (Array.isArray(value)) return 'an array';
-	if (typeof value === 'string') return `"${value.length > 60 ? value.slice(0, 57) + '...' : value}"`;
+	if (typeof value === 'string')
+		return `"${value.length > 60 ? value.slice(0, 57) + '...' : value}"`;
 	if (typeof value === 'object') return 'an object';
 	return `${typeof value} ${String(value)}`;
 }
@@ -55,7 +59,11 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 	return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function requiredString(body: Record<string, unknown>, field: string, errors: string[]): string | undefined {
+function requiredString(
+	body: Record<string, unknown>,
+	field: string,
+	errors: string[],
+): string | undefined {
 	const value = body[field];
 	if (value === undefined || value === null) {
 		errors.push(`Missing parameter ${field}: a non-empty string is required`);
@@ -132,8 +140,13 @@ export function validateInvoice(
 	const currency = body.currency;
 	if (currency === undefined || currency === null) {
 		errors.push(`Missing parameter currency: one of ${CURRENCIES.join(', ')} is required`);
-	} else if (typeof currency !== 'string' || !(CURRENCIES as readonly string[]).includes(currency)) {
-		errors.push(`Invalid parameter currency: must be one of ${CURRENCIES.join(', ')}, got ${describe(currency)}`);
+	} else if (
+		typeof currency !== 'string' ||
+		!(CURRENCIES as readonly string[]).includes(currency)
+	) {
+		errors.push(
+			`Invalid parameter currency: must be one of ${CURRENCIES.join(', ')}, got ${describe(currency)}`,
+		);
 	}
 
 	const items = body.items;
@@ -141,14 +154,18 @@ export function validateInvoice(
 	if (items === undefined || items === null) {
 		errors.push('Missing parameter items: a non-empty array of invoice lines is required');
 	} else if (!Array.isArray(items)) {
-		errors.push(`Invalid parameter items: expected an array of invoice lines, got ${describe(items)}`);
+		errors.push(
+			`Invalid parameter items: expected an array of invoice lines, got ${describe(items)}`,
+		);
 	} else if (items.length === 0) {
 		errors.push('Invalid parameter items: at least one invoice line is required');
 	} else {
 		items.forEach((line: unknown, i) => {
 			const at = `items[${i}]`;
 			if (!isPlainObject(line)) {
-				errors.push(`Invalid parameter ${at}: expected an object with description and price, got ${describe(line)}`);
+				errors.push(
+					`Invalid parameter ${at}: expected an object with description and price, got ${describe(line)}`,
+				);
 				return;
 			}
 			let ok = true;
@@ -157,7 +174,9 @@ export function validateInvoice(
 				errors.push(`Missing parameter ${at}.description: a non-empty string is required`);
 				ok = false;
 			} else if (typeof description !== 'string' || description.trim() === '') {
-				errors.push(`Invalid parameter ${at}.description: expected a non-empty string, got ${describe(description)}`);
+				errors.push(
+					`Invalid parameter ${at}.description: expected a non-empty string, got ${describe(description)}`,
+				);
 				ok = false;
 			}
 			const price = line.price;

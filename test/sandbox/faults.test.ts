@@ -10,7 +10,11 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }>
 }
 
 /** Sends raw bytes over TCP and returns whatever the server answers until it closes (or 2 s pass). */
-function rawExchange(rootUrl: string, payload: string, { closeAfterWrite = false } = {}): Promise<string> {
+function rawExchange(
+	rootUrl: string,
+	payload: string,
+	{ closeAfterWrite = false } = {},
+): Promise<string> {
 	const { hostname, port } = new URL(rootUrl);
 	return new Promise((resolve) => {
 		const socket = connect(Number(port), hostname);
@@ -38,13 +42,24 @@ describe('rate limit', () => {
 
 	it('answers 429 with an integer Retry-After once the bucket is empty; admin and PDFs are not limited', async () => {
 		sb = await startSandbox({ rateLimit: { perSecond: 0.5, burst: 2 } });
-		expect((await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(1) })).status).toBe(200);
-		const inv = await call(`${sb.baseUrl}/create-invoice`, { key: sb.apiKey, body: invoice('cust_1') });
+		expect(
+			(await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(1) })).status,
+		).toBe(200);
+		const inv = await call(`${sb.baseUrl}/create-invoice`, {
+			key: sb.apiKey,
+			body: invoice('cust_1'),
+		});
 		expect(inv.status).toBe(200);
-		const limited = await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(2) });
+		const limited = await call(`${sb.baseUrl}/create-customer`, {
+			key: sb.apiKey,
+			body: customer(2),
+		});
 		expect(limited.status).toBe(429);
 		expect(limited.headers.get('retry-after')).toBe('2');
-		expect(limited.json).toEqual({ status: 'error', message: expect.stringMatching(/rate limit/i) });
+		expect(limited.json).toEqual({
+			status: 'error',
+			message: expect.stringMatching(/rate limit/i),
+		});
 		expect(sb.stats().customers).toBe(1);
 		expect(sb.stats().faults.rateLimited).toBe(1);
 		expect(sb.stats().requests.byStatus['429']).toBe(1);
@@ -58,15 +73,22 @@ describe('rate limit', () => {
 		const statuses: number[] = [];
 		const retryAfter: string[] = [];
 		for (let i = 0; i < 4; i++) {
-			const res = await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(i) });
+			const res = await call(`${sb.baseUrl}/create-customer`, {
+				key: sb.apiKey,
+				body: customer(i),
+			});
 			statuses.push(res.status);
 			if (res.status === 429) retryAfter.push(res.headers.get('retry-after')!);
 		}
 		expect(statuses[0]).toBe(200);
 		expect(statuses).toContain(429);
 		expect(retryAfter.every((v) => /^[1-9]\d*$/.test(v))).toBe(true);
-		await new Promise<void>((resolve) => AbortSignal.timeout(120).addEventListener('abort', () => resolve()));
-		expect((await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(9) })).status).toBe(200);
+		await new Promise<void>((resolve) =>
+			AbortSignal.timeout(120).addEventListener('abort', () => resolve()),
+		);
+		expect(
+			(await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(9) })).status,
+		).toBe(200);
 	});
 });
 
@@ -83,7 +105,8 @@ describe('faults', () => {
 		sb.reset();
 	});
 
-	const create = (n = 1) => call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(n) });
+	const create = (n = 1) =>
+		call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(n) });
 
 	it('http500: a JSON 500 and nothing created', async () => {
 		sb.configure({ faults: { http500: 1 } });
@@ -130,7 +153,10 @@ describe('faults', () => {
 
 	it('does not apply to admin or PDF routes', async () => {
 		await create();
-		const inv = await call(`${sb.baseUrl}/create-invoice`, { key: sb.apiKey, body: invoice('cust_1') });
+		const inv = await call(`${sb.baseUrl}/create-invoice`, {
+			key: sb.apiKey,
+			body: invoice('cust_1'),
+		});
 		sb.configure({ faults: { http500: 0.5, resetBefore: 0.5 } });
 		for (let i = 0; i < 5; i++) {
 			expect((await fetch(inv.json.download_url)).status).toBe(200);
@@ -140,9 +166,15 @@ describe('faults', () => {
 
 	it('draws deterministically from the seed', async () => {
 		const run = async () => {
-			const s = await startSandbox({ seed: 42, faults: { http500: 0.3, html502: 0.2, resetBefore: 0, resetAfter: 0, slow: 0 } });
+			const s = await startSandbox({
+				seed: 42,
+				faults: { http500: 0.3, html502: 0.2, resetBefore: 0, resetAfter: 0, slow: 0 },
+			});
 			const statuses: number[] = [];
-			for (let i = 0; i < 30; i++) statuses.push((await call(`${s.baseUrl}/create-customer`, { key: s.apiKey, body: customer(i) })).status);
+			for (let i = 0; i < 30; i++)
+				statuses.push(
+					(await call(`${s.baseUrl}/create-customer`, { key: s.apiKey, body: customer(i) })).status,
+				);
 			await s.close();
 			return statuses;
 		};
@@ -153,12 +185,17 @@ describe('faults', () => {
 	});
 
 	it('close() does not wait for a pending slow answer', async () => {
-		const s = await startSandbox({ slowMs: 60_000, faults: { http500: 0, html502: 0, resetBefore: 0, resetAfter: 0, slow: 1 } });
+		const s = await startSandbox({
+			slowMs: 60_000,
+			faults: { http500: 0, html502: 0, resetBefore: 0, resetAfter: 0, slow: 1 },
+		});
 		const pending = call(`${s.baseUrl}/create-customer`, { key: s.apiKey, body: customer(1) }).then(
 			() => 'answered',
 			() => 'connection closed',
 		);
-		await new Promise<void>((resolve) => AbortSignal.timeout(50).addEventListener('abort', () => resolve()));
+		await new Promise<void>((resolve) =>
+			AbortSignal.timeout(50).addEventListener('abort', () => resolve()),
+		);
 		const { ms } = await timed(() => s.close());
 		expect(ms).toBeLessThan(1000);
 		expect(await pending).toBe('connection closed');
@@ -170,7 +207,9 @@ describe('latency', () => {
 		const sb = await startSandbox({ latencyMs: 80, jitterMs: 20, seed: 7 });
 		try {
 			const results = await Promise.all(
-				Array.from({ length: 8 }, (_, i) => timed(() => call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(i) }))),
+				Array.from({ length: 8 }, (_, i) =>
+					timed(() => call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(i) })),
+				),
 			);
 			for (const r of results) {
 				expect(r.value.status).toBe(200);

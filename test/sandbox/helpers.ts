@@ -11,7 +11,13 @@ export interface Answer {
 
 export async function call(
 	url: string,
-	opts: { method?: string; key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+	opts: {
+		method?: string;
+		key?: string | null;
+		body?: unknown;
+		raw?: string;
+		headers?: Record<string, string>;
+	} = {},
 ): Promise<Answer> {
 	const headers: Record<string, string> = { ...(opts.headers ?? {}) };
 	if (opts.key) headers.Authorization = `Bearer ${opts.key}`;
@@ -21,7 +27,11 @@ export async function call(
 	if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
 		headers['Content-Type'] = 'application/json';
 	}
-	const res = await fetch(url, { method: opts.method ?? (body === undefined ? 'GET' : 'POST'), headers, body });
+	const res = await fetch(url, {
+		method: opts.method ?? (body === undefined ? 'GET' : 'POST'),
+		headers,
+		body,
+	});
 	const text = await res.text();
 	let json: unknown;
 	try {

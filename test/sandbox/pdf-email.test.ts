@@ -8,7 +8,11 @@ import { call, customer, invoice, pdfDrawsText } from './helpers';
 
 async function download(url: string, headers: Record<string, string> = {}) {
 	const res = await fetch(url, { headers });
-	return { status: res.status, type: res.headers.get('content-type'), body: Buffer.from(await res.arrayBuffer()) };
+	return {
+		status: res.status,
+		type: res.headers.get('content-type'),
+		body: Buffer.from(await res.arrayBuffer()),
+	};
 }
 
 describe('PDF at the same origin', () => {
@@ -21,8 +25,14 @@ describe('PDF at the same origin', () => {
 	});
 
 	it('serves a real PDF with the invoice id, customer, lines and total, generated once and cached', async () => {
-		await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(1, { company_name: 'Analytical Engines Ltd' }) });
-		const inv = await call(`${sb.baseUrl}/create-invoice`, { key: sb.apiKey, body: invoice('cust_1') });
+		await call(`${sb.baseUrl}/create-customer`, {
+			key: sb.apiKey,
+			body: customer(1, { company_name: 'Analytical Engines Ltd' }),
+		});
+		const inv = await call(`${sb.baseUrl}/create-invoice`, {
+			key: sb.apiKey,
+			body: invoice('cust_1'),
+		});
 		expect(sb.stats().pdf.generated).toBe(0); // lazy: nothing rendered until the first download
 
 		const pdf = await download(inv.json.download_url);
@@ -33,7 +43,18 @@ describe('PDF at the same origin', () => {
 		const doc = await PDFDocument.load(pdf.body);
 		expect(doc.getPageCount()).toBe(1);
 		expect(doc.getTitle()).toBe('Invoice inv_1');
-		for (const text of ['Invoice inv_1', 'Ada1 Lovelace', 'ada1@example.com', 'Company: Analytical Engines Ltd', 'Consulting', '100.00', 'Travel', '50.50', 'Total excl. VAT', '150.50 EUR']) {
+		for (const text of [
+			'Invoice inv_1',
+			'Ada1 Lovelace',
+			'ada1@example.com',
+			'Company: Analytical Engines Ltd',
+			'Consulting',
+			'100.00',
+			'Travel',
+			'50.50',
+			'Total excl. VAT',
+			'150.50 EUR',
+		]) {
 			expect({ text, drawn: pdfDrawsText(pdf.body, text) }).toEqual({ text, drawn: true });
 		}
 		expect(pdfDrawsText(pdf.body, 'Invoice inv_2')).toBe(false);
@@ -46,8 +67,13 @@ describe('PDF at the same origin', () => {
 	it('accepts downloads without a key and counts those that carry one', async () => {
 		sb.reset();
 		await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(1) });
-		const inv = await call(`${sb.baseUrl}/create-invoice`, { key: sb.apiKey, body: invoice('cust_1') });
-		expect((await download(inv.json.download_url, { Authorization: `Bearer ${sb.apiKey}` })).status).toBe(200);
+		const inv = await call(`${sb.baseUrl}/create-invoice`, {
+			key: sb.apiKey,
+			body: invoice('cust_1'),
+		});
+		expect(
+			(await download(inv.json.download_url, { Authorization: `Bearer ${sb.apiKey}` })).status,
+		).toBe(200);
 		expect(sb.stats().pdf.downloadsWithAuthorization).toBe(1);
 		expect(sb.stats().authHeadersSeenAtPdfHost).toEqual([]);
 	});
@@ -59,9 +85,18 @@ describe('PDF at the same origin', () => {
 
 	it('renders many lines over several pages and survives characters Helvetica cannot draw', async () => {
 		sb.reset();
-		await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: { first_name: 'Łukasz', last_name: '山田 😀', email: 'l@example.com' } });
-		const items = Array.from({ length: 80 }, (_, i) => ({ description: `Line ${i + 1} ${'very long text '.repeat(i % 3 ? 1 : 20)}`, price: 1 }));
-		const inv = await call(`${sb.baseUrl}/create-invoice`, { key: sb.apiKey, body: { customer_id: 'cust_1', amount: 80, currency: 'GBP', items } });
+		await call(`${sb.baseUrl}/create-customer`, {
+			key: sb.apiKey,
+			body: { first_name: 'Łukasz', last_name: '山田 😀', email: 'l@example.com' },
+		});
+		const items = Array.from({ length: 80 }, (_, i) => ({
+			description: `Line ${i + 1} ${'very long text '.repeat(i % 3 ? 1 : 20)}`,
+			price: 1,
+		}));
+		const inv = await call(`${sb.baseUrl}/create-invoice`, {
+			key: sb.apiKey,
+			body: { customer_id: 'cust_1', amount: 80, currency: 'GBP', items },
+		});
 		expect(inv.status).toBe(200);
 		const pdf = await download(inv.json.download_url);
 		expect(pdf.status).toBe(200);
@@ -82,7 +117,10 @@ describe('PDF at another origin', () => {
 
 	it('puts download_url on a second port and records Authorization headers sent there', async () => {
 		await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(1) });
-		const inv = await call(`${sb.baseUrl}/create-invoice`, { key: sb.apiKey, body: invoice('cust_1') });
+		const inv = await call(`${sb.baseUrl}/create-invoice`, {
+			key: sb.apiKey,
+			body: invoice('cust_1'),
+		});
 		const url = new URL(inv.json.download_url);
 		expect(url.origin).toBe(sb.pdfRootUrl);
 		expect(url.port).not.toBe(new URL(sb.rootUrl).port);
@@ -94,7 +132,14 @@ describe('PDF at another origin', () => {
 
 		// The main origin does not serve files in this mode, and the PDF host serves nothing else.
 		expect((await download(`${sb.rootUrl}/files/inv_1.pdf`)).status).toBe(404);
-		expect((await call(`${sb.pdfRootUrl}/api/1.1/wf/create-customer`, { key: sb.apiKey, body: customer(2) })).status).toBe(404);
+		expect(
+			(
+				await call(`${sb.pdfRootUrl}/api/1.1/wf/create-customer`, {
+					key: sb.apiKey,
+					body: customer(2),
+				})
+			).status,
+		).toBe(404);
 	});
 });
 
@@ -112,7 +157,10 @@ describe('send_email', () => {
 
 	it('writes a MIME message with a text part and the PDF attached, before answering', async () => {
 		await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(1) });
-		const res = await call(`${sb.baseUrl}/create-invoice`, { key: sb.apiKey, body: invoice('cust_1', { send_email: true }) });
+		const res = await call(`${sb.baseUrl}/create-invoice`, {
+			key: sb.apiKey,
+			body: invoice('cust_1', { send_email: true }),
+		});
 		expect(res.status).toBe(200);
 		expect(sb.outboxDir).toBe(outbox);
 		const file = join(outbox, 'inv_1.eml');
@@ -144,9 +192,15 @@ describe('send_email', () => {
 		expect(readdirSync(outbox)).toEqual([]);
 		await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(1) });
 		await call(`${sb.baseUrl}/create-invoice`, { key: sb.apiKey, body: invoice('cust_1') });
-		await call(`${sb.baseUrl}/create-invoice`, { key: sb.apiKey, body: invoice('cust_1', { send_email: false }) });
+		await call(`${sb.baseUrl}/create-invoice`, {
+			key: sb.apiKey,
+			body: invoice('cust_1', { send_email: false }),
+		});
 		expect(readdirSync(outbox)).toEqual([]);
-		await call(`${sb.baseUrl}/create-invoice`, { key: sb.apiKey, body: invoice('cust_1', { send_email: true }) });
+		await call(`${sb.baseUrl}/create-invoice`, {
+			key: sb.apiKey,
+			body: invoice('cust_1', { send_email: true }),
+		});
 		expect(readdirSync(outbox)).toEqual(['inv_3.eml']);
 		sb.reset();
 		expect(existsSync(join(outbox, 'inv_3.eml'))).toBe(false);
@@ -154,8 +208,18 @@ describe('send_email', () => {
 
 	it('encodes non-ASCII names in the To header', async () => {
 		sb.reset();
-		await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: { first_name: 'Zoë', last_name: 'Ünal\r\nBcc: evil@example.com', email: 'zoe@example.com' } });
-		await call(`${sb.baseUrl}/create-invoice`, { key: sb.apiKey, body: invoice('cust_1', { send_email: true }) });
+		await call(`${sb.baseUrl}/create-customer`, {
+			key: sb.apiKey,
+			body: {
+				first_name: 'Zoë',
+				last_name: 'Ünal\r\nBcc: evil@example.com',
+				email: 'zoe@example.com',
+			},
+		});
+		await call(`${sb.baseUrl}/create-invoice`, {
+			key: sb.apiKey,
+			body: invoice('cust_1', { send_email: true }),
+		});
 		const eml = readFileSync(join(outbox, 'inv_1.eml'), 'utf8');
 		const head = eml.split('\r\n\r\n')[0];
 		expect(head).toMatch(/^To: "=\?UTF-8\?B\?[A-Za-z0-9+/=]+\?=" <zoe@example\.com>$/m);
