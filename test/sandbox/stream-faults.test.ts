@@ -1,4 +1,4 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports */
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-dangerous-functions */
 // The faults that shape a body in time or size: the create-* trickle fault and the PDF faults
 // (trickle, oversized, endless). Plain node:http clients (agent: false), so every socket and timer
 // in play belongs to the test or to the sandbox.
@@ -70,7 +70,35 @@ function readUntil(
 	});
 }
 
-const pendingTimers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+/**
+ * The timers set through the global setTimeout from now on that have neither fired nor been cleared: the
+ * sandbox's trickle and cap timers (node's own timers, jest's and AbortSignal.timeout do not go through it).
+ */
+function watchTimers(): Set<unknown> {
+	const pending = new Set<unknown>();
+	const realSetTimeout = global.setTimeout;
+	const realClearTimeout = global.clearTimeout;
+	const fakeSetTimeout = (
+		callback: (...args: unknown[]) => void,
+		ms?: number,
+		...args: unknown[]
+	) => {
+		const handle = realSetTimeout(() => {
+			pending.delete(handle);
+			callback(...args);
+		}, ms);
+		pending.add(handle);
+		return handle;
+	};
+	jest.spyOn(global, 'setTimeout').mockImplementation(fakeSetTimeout as typeof setTimeout);
+	jest.spyOn(global, 'clearTimeout').mockImplementation((handle) => {
+		pending.delete(handle);
+		realClearTimeout(handle);
+	});
+	return pending;
+}
+
+afterEach(() => jest.restoreAllMocks());
 
 async function until(condition: () => boolean, what: string): Promise<void> {
 	for (let waited = 0; !condition(); waited += 10) {
@@ -86,7 +114,7 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 async function expectCleanAbort(
 	sb: Sandbox,
 	exchange: Exchange,
-	timersBefore: number,
+	timers: Set<unknown>,
 ): Promise<void> {
 	expect(sb.stats().openConnections).toBeGreaterThanOrEqual(1);
 	exchange.request.destroy();
@@ -94,7 +122,7 @@ async function expectCleanAbort(
 	expect(sb.stats().abortedResponses).toBe(1);
 	// At once, not when the next scheduled write would have fired (seconds away in these tests).
 	await new Promise<void>((resolve) => setImmediate(resolve));
-	expect(pendingTimers()).toBe(timersBefore);
+	expect(timers.size).toBe(0);
 }
 
 /** Creates a customer and an invoice; returns the invoice's download URL. */
@@ -159,14 +187,14 @@ describe('create-* trickle fault', () => {
 
 	it('stops writing and clears its timer when the client hangs up', async () => {
 		sb = await startSandbox({ trickleMs: 60_000, faults: { trickle: 1 } });
-		const timersBefore = pendingTimers();
+		const timers = watchTimers();
 		const exchange = await open(`${sb.baseUrl}/create-customer`, {
 			key: sb.apiKey,
 			body: customer(1),
 		});
 		expect(exchange.response.statusCode).toBe(200);
-		expect(pendingTimers()).toBeGreaterThan(timersBefore);
-		await expectCleanAbort(sb, exchange, timersBefore);
+		expect(timers.size).toBe(1);
+		await expectCleanAbort(sb, exchange, timers);
 		expect(sb.stats().customers).toBe(1);
 	});
 });
@@ -211,27 +239,30 @@ describe('PDF faults', () => {
 
 	it('endless: chunked, no Content-Length, bytes for as long as the client reads', async () => {
 		sb.configure({ pdfFault: 'endless' });
-		const timersBefore = pendingTimers();
+		const timers = watchTimers();
 		const exchange = await open(downloadUrl);
 		expect(exchange.response.statusCode).toBe(200);
+		expect(timers.size).toBe(1);
 		expect(exchange.response.headers['content-length']).toBeUndefined();
 		expect(exchange.response.headers['transfer-encoding']).toBe('chunked');
 		const { head, received } = await readUntil(exchange.response, 8 * 1024 * 1024);
 		expect(received).toBeGreaterThanOrEqual(8 * 1024 * 1024);
 		expect(head.subarray(0, 5).toString('latin1')).toBe('%PDF-');
 		expect(sb.stats().pdfFaults.endless).toBe(1);
-		await expectCleanAbort(sb, exchange, timersBefore);
+		await expectCleanAbort(sb, exchange, timers);
 	});
 
 	it.each(['trickle', 'oversized'] as const)(
 		'%s: a client that hangs up mid-body stops the writing and leaves nothing open',
 		async (fault) => {
 			sb.configure({ pdfFault: fault, trickleMs: 60_000 });
-			const timersBefore = pendingTimers();
+			const timers = watchTimers();
 			const exchange = await open(downloadUrl);
 			expect(exchange.response.statusCode).toBe(200);
+			// The trickle has its timer for the next write; the oversized stream needs none.
+			expect(timers.size).toBe(fault === 'trickle' ? 1 : 0);
 			if (fault === 'oversized') await readUntil(exchange.response, 1024 * 1024);
-			await expectCleanAbort(sb, exchange, timersBefore);
+			await expectCleanAbort(sb, exchange, timers);
 		},
 	);
 
