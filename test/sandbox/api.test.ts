@@ -10,8 +10,10 @@ afterAll(async () => {
 });
 beforeEach(() => sb.reset());
 
-const createCustomer = (body: unknown, key: string | null = sb.apiKey) => call(`${sb.baseUrl}/create-customer`, { key, body });
-const createInvoice = (body: unknown, key: string | null = sb.apiKey) => call(`${sb.baseUrl}/create-invoice`, { key, body });
+const createCustomer = (body: unknown, key: string | null = sb.apiKey) =>
+	call(`${sb.baseUrl}/create-customer`, { key, body });
+const createInvoice = (body: unknown, key: string | null = sb.apiKey) =>
+	call(`${sb.baseUrl}/create-invoice`, { key, body });
 
 describe('authentication', () => {
 	it.each([
@@ -36,7 +38,10 @@ describe('authentication', () => {
 		const multi = await startSandbox({ apiKeys: ['first-key', 'second-key'] });
 		try {
 			expect(multi.apiKey).toBe('first-key');
-			const res = await call(`${multi.baseUrl}/create-customer`, { key: 'second-key', body: customer(1) });
+			const res = await call(`${multi.baseUrl}/create-customer`, {
+				key: 'second-key',
+				body: customer(1),
+			});
 			expect(res.status).toBe(200);
 		} finally {
 			await multi.close();
@@ -53,11 +58,19 @@ describe('create-customer', () => {
 		const b = await createCustomer(customer(2));
 		expect(b.json.id).toBe('cust_2');
 		const [rec] = sb.records().customers;
-		expect(rec).toMatchObject({ id: 'cust_1', firstName: 'Ada1', lastName: 'Lovelace', companyName: 'Analytical Engines Ltd' });
+		expect(rec).toMatchObject({
+			id: 'cust_1',
+			firstName: 'Ada1',
+			lastName: 'Lovelace',
+			companyName: 'Analytical Engines Ltd',
+		});
 	});
 
 	it('serves the same routes under /version-test and with a trailing slash', async () => {
-		const res = await call(`${sb.rootUrl}/version-test/api/1.1/wf/create-customer/`, { key: sb.apiKey, body: customer(7) });
+		const res = await call(`${sb.rootUrl}/version-test/api/1.1/wf/create-customer/`, {
+			key: sb.apiKey,
+			body: customer(7),
+		});
 		expect(res.status).toBe(200);
 		expect(res.json.id).toBe('cust_1');
 		expect(sb.stats().requests.byPath['/version-test/api/1.1/wf/create-customer/']).toBe(1);
@@ -67,7 +80,10 @@ describe('create-customer', () => {
 		expect((await createCustomer(customer(1))).status).toBe(200);
 		const dup = await createCustomer({ ...customer(2), email: 'ADA1@Example.COM' });
 		expect(dup.status).toBe(409);
-		expect(dup.json).toEqual({ status: 'error', message: 'A customer with this email already exists' });
+		expect(dup.json).toEqual({
+			status: 'error',
+			message: 'A customer with this email already exists',
+		});
 		const s = sb.stats();
 		expect(s.customers).toBe(1);
 		expect(s.customersByEmail).toEqual({ 'ada1@example.com': 1 });
@@ -88,7 +104,8 @@ describe('create-customer', () => {
 		['company_name', { company_name: 12 }],
 	])('answers 400 naming %s for %j', async (field, patch) => {
 		const body: Record<string, unknown> = { ...customer(1), ...patch };
-		for (const k of Object.keys(patch)) if ((patch as Record<string, unknown>)[k] === undefined) delete body[k];
+		for (const k of Object.keys(patch))
+			if ((patch as Record<string, unknown>)[k] === undefined) delete body[k];
 		const res = await createCustomer(body);
 		expect(res.status).toBe(400);
 		expect(res.json.status).toBe('error');
@@ -115,7 +132,11 @@ describe('create-invoice', () => {
 	it('creates an invoice with status sent and an absolute download_url', async () => {
 		const res = await createInvoice(invoice('cust_1'));
 		expect(res.status).toBe(200);
-		expect(res.json).toEqual({ invoice_id: 'inv_1', status: 'sent', download_url: `${sb.rootUrl}/files/inv_1.pdf` });
+		expect(res.json).toEqual({
+			invoice_id: 'inv_1',
+			status: 'sent',
+			download_url: `${sb.rootUrl}/files/inv_1.pdf`,
+		});
 		expect((await createInvoice(invoice('cust_1'))).json.invoice_id).toBe('inv_2');
 		expect(sb.stats().invoicesByCustomer).toEqual({ cust_1: 2 });
 	});
@@ -156,14 +177,23 @@ describe('create-invoice', () => {
 		['items', { items: [] }],
 		['items', { items: { description: 'x', price: 1 } }],
 		['items[0]', { items: ['Consulting'] }],
-		['items[1].description', { items: [{ description: 'ok', price: 1 }, { description: '', price: 1 }] }],
+		[
+			'items[1].description',
+			{
+				items: [
+					{ description: 'ok', price: 1 },
+					{ description: '', price: 1 },
+				],
+			},
+		],
 		['items[0].description', { items: [{ price: 1 }] }],
 		['items[0].price', { items: [{ description: 'x', price: '1.00' }] }],
 		['items[0].price', { items: [{ description: 'x' }] }],
 		['send_email', { send_email: 'yes' }],
 	])('answers 400 naming %s for %j', async (field, patch) => {
 		const body: Record<string, unknown> = { ...invoice('cust_1'), ...patch };
-		for (const k of Object.keys(patch)) if ((patch as Record<string, unknown>)[k] === undefined) delete body[k];
+		for (const k of Object.keys(patch))
+			if ((patch as Record<string, unknown>)[k] === undefined) delete body[k];
 		const res = await createInvoice(body);
 		expect(res.status).toBe(400);
 		expect(res.json.message).toContain(field);
@@ -179,7 +209,10 @@ describe('create-invoice', () => {
 
 describe('malformed requests', () => {
 	it('answers 400 for invalid JSON, an empty body and a non-JSON Content-Type, and keeps serving', async () => {
-		const bad = await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, raw: '{"first_name": "Ada",' });
+		const bad = await call(`${sb.baseUrl}/create-customer`, {
+			key: sb.apiKey,
+			raw: '{"first_name": "Ada",',
+		});
 		expect(bad.status).toBe(400);
 		expect(bad.json.message).toMatch(/Invalid JSON/);
 		const empty = await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, method: 'POST' });
@@ -191,13 +224,21 @@ describe('malformed requests', () => {
 		});
 		expect(form.status).toBe(400);
 		expect(form.json.message).toContain('Content-Type');
-		const array = await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: [customer(1)] });
+		const array = await call(`${sb.baseUrl}/create-customer`, {
+			key: sb.apiKey,
+			body: [customer(1)],
+		});
 		expect(array.status).toBe(400);
-		expect((await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(1) })).status).toBe(200);
+		expect(
+			(await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(1) })).status,
+		).toBe(200);
 	});
 
 	it('answers 413 for a body over 1 MB', async () => {
-		const res = await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: { ...customer(1), pad: 'x'.repeat(1_100_000) } });
+		const res = await call(`${sb.baseUrl}/create-customer`, {
+			key: sb.apiKey,
+			body: { ...customer(1), pad: 'x'.repeat(1_100_000) },
+		});
 		expect(res.status).toBe(413);
 	});
 
@@ -205,6 +246,12 @@ describe('malformed requests', () => {
 		const wf = await call(`${sb.baseUrl}/delete-customer`, { key: sb.apiKey, body: {} });
 		expect(wf.status).toBe(404);
 		expect(wf.json.message).toContain('delete-customer');
+		// Only the operations in the sandbox's table exist: no name falls through to another operation.
+		for (const name of ['constructor', '__proto__', 'toString', 'create-invoice-x', '']) {
+			const unknown = await call(`${sb.baseUrl}/${name}`, { key: sb.apiKey, body: {} });
+			expect(unknown.status).toBe(404);
+		}
+		expect(sb.stats().invoices).toBe(0);
 		const page = await call(`${sb.rootUrl}/api/1.1/obj/customer`);
 		expect(page.status).toBe(404);
 		expect(page.headers.get('content-type')).toMatch(/^text\/html/);
@@ -224,32 +271,66 @@ describe('bubble style', () => {
 	});
 
 	it('wraps successes as {status:"success", response}', async () => {
-		const c = await call(`${bubble.baseUrl}/create-customer`, { key: bubble.apiKey, body: customer(1) });
+		const c = await call(`${bubble.baseUrl}/create-customer`, {
+			key: bubble.apiKey,
+			body: customer(1),
+		});
 		expect(c.status).toBe(200);
-		expect(c.json).toEqual({ status: 'success', response: { id: 'cust_1', name: 'Ada1 Lovelace', email: 'ada1@example.com' } });
-		const i = await call(`${bubble.baseUrl}/create-invoice`, { key: bubble.apiKey, body: invoice('cust_1') });
+		expect(c.json).toEqual({
+			status: 'success',
+			response: { id: 'cust_1', name: 'Ada1 Lovelace', email: 'ada1@example.com' },
+		});
+		const i = await call(`${bubble.baseUrl}/create-invoice`, {
+			key: bubble.apiKey,
+			body: invoice('cust_1'),
+		});
 		expect(i.json).toEqual({
 			status: 'success',
-			response: { invoice_id: 'inv_1', status: 'sent', download_url: `${bubble.rootUrl}/files/inv_1.pdf` },
+			response: {
+				invoice_id: 'inv_1',
+				status: 'sent',
+				download_url: `${bubble.rootUrl}/files/inv_1.pdf`,
+			},
 		});
 	});
 
 	it('uses the Bubble shapes for 401, 400 and 404; 409 keeps {status:"error", message}', async () => {
-		const unauth = await call(`${bubble.baseUrl}/create-customer`, { key: 'wrong', body: customer(2) });
+		const unauth = await call(`${bubble.baseUrl}/create-customer`, {
+			key: 'wrong',
+			body: customer(2),
+		});
 		expect(unauth.status).toBe(401);
-		expect(unauth.json).toMatchObject({ error_class: 'Unauthorized', translation: expect.any(String) });
+		expect(unauth.json).toMatchObject({
+			error_class: 'Unauthorized',
+			translation: expect.any(String),
+		});
 
-		const invalid = await call(`${bubble.baseUrl}/create-customer`, { key: bubble.apiKey, body: { ...customer(2), email: 'nope' } });
+		const invalid = await call(`${bubble.baseUrl}/create-customer`, {
+			key: bubble.apiKey,
+			body: { ...customer(2), email: 'nope' },
+		});
 		expect(invalid.status).toBe(400);
-		expect(invalid.json).toEqual({ statusCode: 400, body: { status: 'ERROR', message: expect.stringContaining('email') } });
+		expect(invalid.json).toEqual({
+			statusCode: 400,
+			body: { status: 'ERROR', message: expect.stringContaining('email') },
+		});
 
 		const missing = await call(`${bubble.baseUrl}/create-wat`, { key: bubble.apiKey, body: {} });
 		expect(missing.status).toBe(404);
-		expect(missing.json).toEqual({ statusCode: 404, body: { status: 'NOT_FOUND', message: expect.stringContaining('create-wat') } });
+		expect(missing.json).toEqual({
+			statusCode: 404,
+			body: { status: 'NOT_FOUND', message: expect.stringContaining('create-wat') },
+		});
 
 		await call(`${bubble.baseUrl}/create-customer`, { key: bubble.apiKey, body: customer(3) });
-		const dup = await call(`${bubble.baseUrl}/create-customer`, { key: bubble.apiKey, body: customer(3) });
+		const dup = await call(`${bubble.baseUrl}/create-customer`, {
+			key: bubble.apiKey,
+			body: customer(3),
+		});
 		expect(dup.status).toBe(409);
-		expect(dup.json).toEqual({ status: 'error', message: 'A customer with this email already exists' });
+		expect(dup.json).toEqual({
+			status: 'error',
+			message: 'A customer with this email already exists',
+		});
 	});
 });
