@@ -172,6 +172,7 @@ export class ServiceClient {
 				}
 				const { raw } = sent;
 				if (raw.statusCode < 200 || raw.statusCode > 299) {
+					sent.abort();
 					discard(raw.body);
 					const failure = httpFailure({ httpCode: raw.statusCode, bodyKind: 'binary' }, call);
 					// Only "slow down" answers keep their meaning for a file; anything else is just the file missing.
@@ -180,6 +181,9 @@ export class ServiceClient {
 					return { ok: false, failure: { httpCode: raw.statusCode, retryable: false, message } };
 				}
 				const body = await readAtMost(raw, maxBytes, sent.signal);
+				// Refused or broken: abort the request itself, which closes the socket (destroying the body
+				// stream alone leaves it open when the helper hands over a wrapper stream).
+				if (!('data' in body)) sent.abort();
 				if ('tooLarge' in body) {
 					return { ok: false, failure: fileTooLarge(maxBytes, body.announced) };
 				}
@@ -211,20 +215,21 @@ export class ServiceClient {
 	 * Sends one request with a total deadline. n8n's request helpers only offer an idle time-out, which a
 	 * trickling answer never trips, so the deadline is an AbortSignal (its timer is Node's own, unref'd, and
 	 * needs no clearing). The signal also follows the execution's own cancel signal, so stopping the workflow
-	 * still stops the request. The helper keeps the signal attached while a streamed body is read, and an
-	 * abort destroys the socket: nothing is left running.
+	 * still stops the request, and `abort()` lets the caller give up on a streamed body. The helper keeps the
+	 * signal attached while a streamed body is read, and an abort destroys the socket: nothing is left running.
 	 */
 	private async send(
 		request: IHttpRequestOptions,
 		itemIndex: number,
 		withKey: boolean,
 	): Promise<
-		| { raw: RawResponse; deadline: AbortSignal; signal: AbortSignal }
+		| { raw: RawResponse; deadline: AbortSignal; signal: AbortSignal; abort: () => void }
 		| { error: unknown; deadlineHit: boolean }
 	> {
 		const deadline = AbortSignal.timeout(this.options.timeoutMs);
+		const stop = new AbortController();
 		const cancel = this.context.getExecutionCancelSignal?.();
-		const signal = cancel ? AbortSignal.any([deadline, cancel]) : deadline;
+		const signal = AbortSignal.any([deadline, stop.signal, ...(cancel ? [cancel] : [])]);
 		this.log.sent(itemIndex);
 		try {
 			const raw = withKey
@@ -233,7 +238,7 @@ export class ServiceClient {
 						...request,
 						abortSignal: signal,
 					})) as RawResponse);
-			return { raw, deadline, signal };
+			return { raw, deadline, signal, abort: () => stop.abort() };
 		} catch (error) {
 			if (deadline.aborted) return { error, deadlineHit: true };
 			rethrowIfCancelled(error);
