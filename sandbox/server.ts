@@ -18,7 +18,13 @@ export interface FaultRates {
 	resetBefore: number;
 	resetAfter: number;
 	slow: number;
+	/** The record is created, then the JSON body is sent a few bytes at a time over trickleMs. */
+	trickle: number;
 }
+
+/** What every GET of a PDF does while set: see sandbox/README.md. */
+export type PdfFault = 'trickle' | 'oversized' | 'endless';
+export const PDF_FAULTS: PdfFault[] = ['trickle', 'oversized', 'endless'];
 
 export interface SandboxOptions {
 	host: string;
@@ -30,10 +36,20 @@ export interface SandboxOptions {
 	rateLimit?: { perSecond: number; burst: number };
 	faults: FaultRates;
 	slowMs: number;
+	/** How long a trickled answer (create-* trickle fault, PDF trickle) takes to send its body. */
+	trickleMs: number;
+	pdfFault: PdfFault | null;
+	/** Content-Length and size of the body the `oversized` PDF fault sends. */
+	pdfOversizeBytes: number;
 	pdfOrigin: 'same' | 'other';
 	outboxDir?: string;
 	seed?: number;
 }
+
+/** What startSandbox accepts: any option may be left out; faults are merged key by key over the defaults. */
+export type SandboxStartOptions = Partial<Omit<SandboxOptions, 'faults'>> & {
+	faults?: Partial<FaultRates>;
+};
 
 /** What POST /__admin/config (and Sandbox.configure) may change at run time. */
 export interface RuntimeConfigPatch {
@@ -43,6 +59,9 @@ export interface RuntimeConfigPatch {
 	rateLimit?: { perSecond: number; burst: number } | null;
 	faults?: Partial<FaultRates>;
 	slowMs?: number;
+	trickleMs?: number;
+	pdfFault?: PdfFault | null;
+	pdfOversizeBytes?: number;
 	apiKeys?: string[];
 	seed?: number | null;
 }
@@ -62,7 +81,12 @@ export interface SandboxStats {
 	invoiceAmountMismatches: number;
 	emailsWritten: number;
 	pdf: { generated: number; downloads: number; downloadsWithAuthorization: number };
+	pdfFaults: Record<PdfFault, number>;
 	concurrency: { current: number; max: number };
+	/** Sockets currently open on the sandbox's listeners. */
+	openConnections: number;
+	/** Responses the client closed before they ended (trickled, oversized, endless or any other). */
+	abortedResponses: number;
 	internalErrors: number;
 }
 
@@ -121,14 +145,25 @@ export const DEFAULT_OPTIONS: SandboxOptions = {
 	latencyMs: 0,
 	jitterMs: 0,
 	rateLimit: undefined,
-	faults: { http500: 0, html502: 0, resetBefore: 0, resetAfter: 0, slow: 0 },
+	faults: { http500: 0, html502: 0, resetBefore: 0, resetAfter: 0, slow: 0, trickle: 0 },
 	slowMs: 30_000,
+	trickleMs: 120_000,
+	pdfFault: null,
+	pdfOversizeBytes: 64 * 1024 * 1024,
 	pdfOrigin: 'same',
 	outboxDir: undefined,
 	seed: undefined,
 };
 
-const FAULT_ORDER: FaultKind[] = ['http500', 'html502', 'resetBefore', 'resetAfter', 'slow'];
+// New kinds go at the end, so a seed keeps drawing the same sequence of the older ones.
+const FAULT_ORDER: FaultKind[] = [
+	'http500',
+	'html502',
+	'resetBefore',
+	'resetAfter',
+	'slow',
+	'trickle',
+];
 
 /** mulberry32: a tiny deterministic PRNG; Math.random when no seed is given. */
 export function createRng(seed?: number): () => number {
@@ -149,35 +184,58 @@ function isNonNegativeNumber(v: unknown): v is number {
 
 /** Validates a full option set; throws an Error naming the bad option. */
 export function checkOptions(o: SandboxOptions): void {
-	if (o.style !== 'plain' && o.style !== 'bubble') throw new Error(`style must be 'plain' or 'bubble', got ${String(o.style)}`);
-	if (o.pdfOrigin !== 'same' && o.pdfOrigin !== 'other') throw new Error(`pdfOrigin must be 'same' or 'other', got ${String(o.pdfOrigin)}`);
-	if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) throw new Error(`port must be an integer 0..65535, got ${o.port}`);
-	if (!Array.isArray(o.apiKeys) || o.apiKeys.length === 0 || o.apiKeys.some((k) => typeof k !== 'string' || k === '' || /\s/.test(k))) {
+	if (o.style !== 'plain' && o.style !== 'bubble')
+		throw new Error(`style must be 'plain' or 'bubble', got ${String(o.style)}`);
+	if (o.pdfOrigin !== 'same' && o.pdfOrigin !== 'other')
+		throw new Error(`pdfOrigin must be 'same' or 'other', got ${String(o.pdfOrigin)}`);
+	if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535)
+		throw new Error(`port must be an integer 0..65535, got ${o.port}`);
+	if (
+		!Array.isArray(o.apiKeys) ||
+		o.apiKeys.length === 0 ||
+		o.apiKeys.some((k) => typeof k !== 'string' || k === '' || /\s/.test(k))
+	) {
 		throw new Error('apiKeys must be a non-empty list of non-empty strings without whitespace');
 	}
-	for (const k of ['latencyMs', 'jitterMs', 'slowMs'] as const) {
-		if (!isNonNegativeNumber(o[k])) throw new Error(`${k} must be a number >= 0, got ${String(o[k])}`);
+	for (const k of ['latencyMs', 'jitterMs', 'slowMs', 'trickleMs'] as const) {
+		if (!isNonNegativeNumber(o[k]))
+			throw new Error(`${k} must be a number >= 0, got ${String(o[k])}`);
 	}
 	if (o.rateLimit !== undefined) {
 		const { perSecond, burst } = o.rateLimit;
-		if (!(typeof perSecond === 'number' && perSecond > 0 && Number.isFinite(perSecond))) throw new Error(`rateLimit.perSecond must be > 0, got ${String(perSecond)}`);
-		if (!(typeof burst === 'number' && burst >= 1 && Number.isFinite(burst))) throw new Error(`rateLimit.burst must be >= 1, got ${String(burst)}`);
+		if (!(typeof perSecond === 'number' && perSecond > 0 && Number.isFinite(perSecond)))
+			throw new Error(`rateLimit.perSecond must be > 0, got ${String(perSecond)}`);
+		if (!(typeof burst === 'number' && burst >= 1 && Number.isFinite(burst)))
+			throw new Error(`rateLimit.burst must be >= 1, got ${String(burst)}`);
 	}
 	let sum = 0;
 	for (const k of FAULT_ORDER) {
 		const r = o.faults[k];
-		if (!(typeof r === 'number' && r >= 0 && r <= 1)) throw new Error(`faults.${k} must be a rate between 0 and 1, got ${String(r)}`);
+		if (!(typeof r === 'number' && r >= 0 && r <= 1))
+			throw new Error(`faults.${k} must be a rate between 0 and 1, got ${String(r)}`);
 		sum += r;
 	}
 	const unknownFault = Object.keys(o.faults).find((k) => !FAULT_ORDER.includes(k as FaultKind));
-	if (unknownFault) throw new Error(`unknown fault kind ${unknownFault} (known: ${FAULT_ORDER.join(', ')})`);
+	if (unknownFault)
+		throw new Error(`unknown fault kind ${unknownFault} (known: ${FAULT_ORDER.join(', ')})`);
 	if (sum > 1 + 1e-9) throw new Error(`the fault rates add up to ${sum}, more than 1`);
-	if (o.seed !== undefined && !(typeof o.seed === 'number' && Number.isFinite(o.seed))) throw new Error(`seed must be a number, got ${String(o.seed)}`);
+	if (o.pdfFault !== null && !PDF_FAULTS.includes(o.pdfFault)) {
+		throw new Error(
+			`pdfFault must be null or one of ${PDF_FAULTS.join(', ')}, got ${String(o.pdfFault)}`,
+		);
+	}
+	if (!(Number.isSafeInteger(o.pdfOversizeBytes) && o.pdfOversizeBytes >= 1)) {
+		throw new Error(`pdfOversizeBytes must be an integer >= 1, got ${String(o.pdfOversizeBytes)}`);
+	}
+	if (o.seed !== undefined && !(typeof o.seed === 'number' && Number.isFinite(o.seed)))
+		throw new Error(`seed must be a number, got ${String(o.seed)}`);
 }
 
 /** Merges user options over the defaults (faults merged key by key) and validates them. */
-export function resolveOptions(options: Partial<SandboxOptions> = {}): SandboxOptions {
-	const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<SandboxOptions>;
+export function resolveOptions(options: SandboxStartOptions = {}): SandboxOptions {
+	const defined = Object.fromEntries(
+		Object.entries(options).filter(([, v]) => v !== undefined),
+	) as SandboxStartOptions;
 	const o: SandboxOptions = {
 		...DEFAULT_OPTIONS,
 		...defined,
@@ -191,28 +249,58 @@ export function resolveOptions(options: Partial<SandboxOptions> = {}): SandboxOp
 
 /** Applies a run-time patch to a copy of `current`; throws on unknown/immutable keys or bad values. */
 export function applyPatch(current: SandboxOptions, patch: unknown): SandboxOptions {
-	if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) throw new Error('the config patch must be a JSON object');
+	if (typeof patch !== 'object' || patch === null || Array.isArray(patch))
+		throw new Error('the config patch must be a JSON object');
 	const p = patch as Record<string, unknown>;
 	const immutable = ['host', 'port', 'pdfOrigin', 'outboxDir'].filter((k) => k in p);
-	if (immutable.length) throw new Error(`${immutable.join(', ')} cannot be changed at run time (restart the sandbox)`);
-	const allowed = ['style', 'latencyMs', 'jitterMs', 'rateLimit', 'faults', 'slowMs', 'apiKeys', 'seed'];
+	if (immutable.length)
+		throw new Error(`${immutable.join(', ')} cannot be changed at run time (restart the sandbox)`);
+	const allowed = [
+		'style',
+		'latencyMs',
+		'jitterMs',
+		'rateLimit',
+		'faults',
+		'slowMs',
+		'trickleMs',
+		'pdfFault',
+		'pdfOversizeBytes',
+		'apiKeys',
+		'seed',
+	];
 	const unknown = Object.keys(p).filter((k) => !allowed.includes(k));
-	if (unknown.length) throw new Error(`unknown config key(s): ${unknown.join(', ')} (allowed: ${allowed.join(', ')})`);
-	const next: SandboxOptions = { ...current, apiKeys: [...current.apiKeys], faults: { ...current.faults } };
+	if (unknown.length)
+		throw new Error(
+			`unknown config key(s): ${unknown.join(', ')} (allowed: ${allowed.join(', ')})`,
+		);
+	const next: SandboxOptions = {
+		...current,
+		apiKeys: [...current.apiKeys],
+		faults: { ...current.faults },
+	};
 	if ('style' in p) next.style = p.style as SandboxOptions['style'];
 	if ('latencyMs' in p) next.latencyMs = p.latencyMs as number;
 	if ('jitterMs' in p) next.jitterMs = p.jitterMs as number;
 	if ('slowMs' in p) next.slowMs = p.slowMs as number;
+	if ('trickleMs' in p) next.trickleMs = p.trickleMs as number;
+	if ('pdfFault' in p) next.pdfFault = p.pdfFault as PdfFault | null;
+	if ('pdfOversizeBytes' in p) next.pdfOversizeBytes = p.pdfOversizeBytes as number;
 	if ('apiKeys' in p) next.apiKeys = p.apiKeys as string[];
 	if ('seed' in p) next.seed = p.seed === null ? undefined : (p.seed as number);
 	if ('rateLimit' in p) {
 		const rl = p.rateLimit as { perSecond?: unknown; burst?: unknown } | null;
 		if (rl === null || rl === undefined || rl.perSecond === 0) next.rateLimit = undefined;
-		else if (typeof rl !== 'object') throw new Error('rateLimit must be an object {perSecond, burst} or null');
-		else next.rateLimit = { perSecond: rl.perSecond as number, burst: (rl.burst ?? rl.perSecond) as number };
+		else if (typeof rl !== 'object')
+			throw new Error('rateLimit must be an object {perSecond, burst} or null');
+		else
+			next.rateLimit = {
+				perSecond: rl.perSecond as number,
+				burst: (rl.burst ?? rl.perSecond) as number,
+			};
 	}
 	if ('faults' in p) {
-		if (typeof p.faults !== 'object' || p.faults === null) throw new Error('faults must be an object');
+		if (typeof p.faults !== 'object' || p.faults === null)
+			throw new Error('faults must be an object');
 		next.faults = { ...next.faults, ...(p.faults as Partial<FaultRates>) };
 	}
 	checkOptions(next);
@@ -227,12 +315,23 @@ function emptyStats(): SandboxStats {
 		customersByEmail: {},
 		invoicesByCustomer: {},
 		authHeadersSeenAtPdfHost: [],
-		faults: { http500: 0, html502: 0, resetBefore: 0, resetAfter: 0, slow: 0, rateLimited: 0 },
+		faults: {
+			http500: 0,
+			html502: 0,
+			resetBefore: 0,
+			resetAfter: 0,
+			slow: 0,
+			trickle: 0,
+			rateLimited: 0,
+		},
 		duplicateEmailRejections: 0,
 		invoiceAmountMismatches: 0,
 		emailsWritten: 0,
 		pdf: { generated: 0, downloads: 0, downloadsWithAuthorization: 0 },
+		pdfFaults: { trickle: 0, oversized: 0, endless: 0 },
 		concurrency: { current: 0, max: 0 },
+		openConnections: 0,
+		abortedResponses: 0,
 		internalErrors: 0,
 	};
 }
@@ -294,6 +393,78 @@ const HTML_HOME =
 	'<!DOCTYPE html><html><head><title>Invoice Service sandbox</title></head><body><h1>Customer and Invoice Service (sandbox)</h1>' +
 	'<p>POST /api/1.1/wf/create-customer, POST /api/1.1/wf/create-invoice (Bearer key). Admin: /__admin/stats</p></body></html>';
 
+// Faults that stream a body: chunk sizes, the endless fault's safety cap and the filler bytes.
+const STREAM_CHUNK_BYTES = 64 * 1024;
+const TRICKLE_MIN_CHUNK_BYTES = 4;
+const TRICKLE_MIN_INTERVAL_MS = 10;
+const ENDLESS_CAP_MS = 10 * 60_000;
+const ENDLESS_CAP_BYTES = 4 * 1024 ** 3;
+const FILLER_CHUNK = Buffer.alloc(STREAM_CHUNK_BYTES, '% sandbox filler, not a real PDF\n');
+const FIRST_FILLER_CHUNK = (() => {
+	const head = Buffer.from('%PDF-1.7\n%sandbox PDF fault: filler bytes follow\n');
+	return Buffer.concat([head, FILLER_CHUNK.subarray(head.length)]);
+})();
+
+/** Writes `body` a few bytes at a time, evenly spread over `durationMs`; stops when the response closes. */
+function trickleBody(res: http.ServerResponse, body: Buffer, durationMs: number): void {
+	const slots = Math.max(1, durationMs / TRICKLE_MIN_INTERVAL_MS);
+	const chunkSize = Math.max(TRICKLE_MIN_CHUNK_BYTES, Math.ceil(body.length / slots));
+	const chunkCount = Math.max(1, Math.ceil(body.length / chunkSize));
+	const startedAt = Date.now();
+	let index = 0;
+	let timer: NodeJS.Timeout | undefined;
+	const writeNext = () => {
+		if (res.destroyed) return;
+		const chunk = body.subarray(index * chunkSize, (index + 1) * chunkSize);
+		index++;
+		if (index >= chunkCount) {
+			res.end(chunk);
+			return;
+		}
+		res.write(chunk);
+		scheduleNext();
+	};
+	const scheduleNext = () => {
+		const due = startedAt + ((index + 1) * durationMs) / chunkCount;
+		timer = setTimeout(writeNext, Math.max(0, due - Date.now()));
+	};
+	res.once('close', () => clearTimeout(timer));
+	scheduleNext();
+}
+
+/**
+ * Streams `totalBytes` filler bytes starting with `%PDF-`, as fast as the client reads (waits for 'drain',
+ * never holds more than one chunk), until done or the response closes. `capMs` ends it by calling `onCap`.
+ */
+function streamFiller(
+	res: http.ServerResponse,
+	totalBytes: number,
+	cap?: { ms: number; onCap: () => void },
+): void {
+	let sent = 0;
+	const pump = () => {
+		while (!res.destroyed) {
+			if (sent >= totalBytes) {
+				res.end();
+				return;
+			}
+			const chunk = sent === 0 ? FIRST_FILLER_CHUNK : FILLER_CHUNK;
+			const piece = totalBytes - sent < chunk.length ? chunk.subarray(0, totalBytes - sent) : chunk;
+			sent += piece.length;
+			if (!res.write(piece)) {
+				res.once('drain', pump);
+				return;
+			}
+		}
+	};
+	const capTimer = cap ? setTimeout(cap.onCap, cap.ms) : undefined;
+	res.once('close', () => {
+		clearTimeout(capTimer);
+		res.off('drain', pump);
+	});
+	pump();
+}
+
 class SandboxServer {
 	opts: SandboxOptions;
 	readonly outboxDir: string;
@@ -303,6 +474,8 @@ class SandboxServer {
 	pdfRootUrl = '';
 	private readonly abort = new AbortController();
 	private closed = false;
+	/** Sockets the sandbox itself cut (reset faults, the endless cap): their responses are not "aborted". */
+	private readonly cutBySandbox = new WeakSet<Socket>();
 
 	private customers = new Map<string, CustomerRecord>();
 	private emailIndex = new Map<string, string>();
@@ -332,20 +505,32 @@ class SandboxServer {
 		this.reseed();
 		this.refillBucket();
 		this.main = this.makeServer((req, res) => this.handleMain(req, res));
-		if (opts.pdfOrigin === 'other') this.pdfHost = this.makeServer((req, res) => this.handlePdfHost(req, res));
+		if (opts.pdfOrigin === 'other')
+			this.pdfHost = this.makeServer((req, res) => this.handlePdfHost(req, res));
 	}
 
-	private makeServer(handler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>): http.Server {
+	private makeServer(
+		handler: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>,
+	): http.Server {
 		const server = http.createServer((req, res) => {
 			req.on('error', () => undefined);
 			res.on('error', () => undefined);
+			const socket = req.socket;
+			res.once('close', () => {
+				if (!res.writableFinished && !this.closed && !this.cutBySandbox.has(socket))
+					this.statsData.abortedResponses++;
+			});
 			handler(req, res).catch((err: unknown) => this.onHandlerError(err, req, res));
 		});
 		server.on('clientError', (_err, socket) => {
 			if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
 			else socket.destroy();
 		});
-		server.on('connection', (socket) => socket.on('error', () => undefined));
+		server.on('connection', (socket) => {
+			socket.on('error', () => undefined);
+			this.statsData.openConnections++;
+			socket.once('close', () => this.statsData.openConnections--);
+		});
 		// Long idle keep-alive (like a cloud load balancer) so a client reusing a pooled socket does not race the
 		// server's idle close and see a spurious ECONNRESET that would look like an injected fault.
 		server.keepAliveTimeout = 65_000;
@@ -355,7 +540,12 @@ class SandboxServer {
 
 	private onHandlerError(err: unknown, req: http.IncomingMessage, res: http.ServerResponse): void {
 		// Shutting down, or the client went away mid-request: nothing to answer, nothing went wrong here.
-		if (this.closed || (err instanceof Error && err.name === 'AbortError') || err instanceof ClientGone || req.socket.destroyed) {
+		if (
+			this.closed ||
+			(err instanceof Error && err.name === 'AbortError') ||
+			err instanceof ClientGone ||
+			req.socket.destroyed
+		) {
 			destroySocket(req.socket);
 			return;
 		}
@@ -429,9 +619,10 @@ class SandboxServer {
 		this.pdfCache.clear();
 		this.nextCustomer = 1;
 		this.nextInvoice = 1;
-		const current = this.statsData.concurrency.current;
+		const { concurrency, openConnections } = this.statsData;
 		this.statsData = emptyStats();
-		this.statsData.concurrency.current = current;
+		this.statsData.concurrency.current = concurrency.current;
+		this.statsData.openConnections = openConnections;
 		for (const file of this.writtenEmails) {
 			try {
 				unlinkSync(file);
@@ -455,7 +646,9 @@ class SandboxServer {
 	}
 
 	config(): SandboxOptions {
-		return JSON.parse(JSON.stringify({ ...this.opts, outboxDir: this.outboxDir })) as SandboxOptions;
+		return JSON.parse(
+			JSON.stringify({ ...this.opts, outboxDir: this.outboxDir }),
+		) as SandboxOptions;
 	}
 
 	stats(): SandboxStats {
@@ -463,7 +656,12 @@ class SandboxServer {
 	}
 
 	records(): { customers: CustomerRecord[]; invoices: InvoiceRecord[] } {
-		return JSON.parse(JSON.stringify({ customers: [...this.customers.values()], invoices: [...this.invoices.values()] })) as {
+		return JSON.parse(
+			JSON.stringify({
+				customers: [...this.customers.values()],
+				invoices: [...this.invoices.values()],
+			}),
+		) as {
 			customers: CustomerRecord[];
 			invoices: InvoiceRecord[];
 		};
@@ -483,7 +681,13 @@ class SandboxServer {
 		this.statsData.requests.byStatus[key] = (this.statsData.requests.byStatus[key] ?? 0) + 1;
 	}
 
-	private send(res: http.ServerResponse, status: number, body: string | Uint8Array, headers: http.OutgoingHttpHeaders, counted = true): void {
+	private send(
+		res: http.ServerResponse,
+		status: number,
+		body: string | Uint8Array,
+		headers: http.OutgoingHttpHeaders,
+		counted = true,
+	): void {
 		if (counted) this.countStatus(status);
 		if (res.destroyed || res.writableEnded) return;
 		const buf = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
@@ -491,13 +695,48 @@ class SandboxServer {
 		res.end(res.req.method === 'HEAD' ? undefined : buf);
 	}
 
-	private sendJson(res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}, counted = true): void {
-		this.send(res, status, JSON.stringify(body), { 'Content-Type': 'application/json; charset=utf-8', ...headers }, counted);
+	/** Status and headers at once, then the body over trickleMs (the record, if any, already exists). */
+	private sendTrickled(
+		res: http.ServerResponse,
+		status: number,
+		body: string | Uint8Array,
+		headers: http.OutgoingHttpHeaders,
+	): void {
+		this.countStatus(status);
+		if (res.destroyed || res.writableEnded) return;
+		const buf =
+			typeof body === 'string'
+				? Buffer.from(body, 'utf8')
+				: Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+		res.writeHead(status, { ...headers, 'Content-Length': buf.byteLength });
+		res.flushHeaders();
+		trickleBody(res, buf, this.opts.trickleMs);
+	}
+
+	private sendJson(
+		res: http.ServerResponse,
+		status: number,
+		body: unknown,
+		headers: http.OutgoingHttpHeaders = {},
+		counted = true,
+	): void {
+		this.send(
+			res,
+			status,
+			JSON.stringify(body),
+			{ 'Content-Type': 'application/json; charset=utf-8', ...headers },
+			counted,
+		);
 	}
 
 	private reset_(req: http.IncomingMessage): void {
 		this.countStatus('reset');
-		destroySocket(req.socket);
+		this.cut(req.socket);
+	}
+
+	private cut(socket: Socket): void {
+		this.cutBySandbox.add(socket);
+		destroySocket(socket);
 	}
 
 	private async wait(ms: number): Promise<void> {
@@ -515,7 +754,11 @@ class SandboxServer {
 				if (size > MAX_BODY) tooLarge = true;
 				else chunks.push(chunk);
 			});
-			req.on('end', () => (tooLarge ? reject(new HttpError(413, `The request body is larger than ${MAX_BODY} bytes`)) : resolve(Buffer.concat(chunks))));
+			req.on('end', () =>
+				tooLarge
+					? reject(new HttpError(413, `The request body is larger than ${MAX_BODY} bytes`))
+					: resolve(Buffer.concat(chunks)),
+			);
 			req.on('error', () => reject(new ClientGone()));
 			req.on('aborted', () => reject(new ClientGone()));
 			req.on('close', () => {
@@ -528,10 +771,22 @@ class SandboxServer {
 	private errorBody(status: number, message: string): unknown {
 		if (this.opts.style === 'bubble') {
 			if (status === 401) {
-				return { error_class: 'Unauthorized', args: { code: 'sandbox' }, translation: message, message };
+				return {
+					error_class: 'Unauthorized',
+					args: { code: 'sandbox' },
+					translation: message,
+					message,
+				};
 			}
 			if (status === 400 || status === 404 || status === 413 || status === 405) {
-				const kind = status === 404 ? 'NOT_FOUND' : status === 400 ? 'ERROR' : status === 413 ? 'TOO_LARGE' : 'ERROR';
+				const kind =
+					status === 404
+						? 'NOT_FOUND'
+						: status === 400
+							? 'ERROR'
+							: status === 413
+								? 'TOO_LARGE'
+								: 'ERROR';
 				return { statusCode: status, body: { status: kind, message } };
 			}
 		}
@@ -573,7 +828,8 @@ class SandboxServer {
 
 	private async handleMain(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
 		const pathname = pathnameOf(req.url);
-		if (pathname === '/__admin' || pathname.startsWith('/__admin/')) return this.handleAdmin(req, res, pathname);
+		if (pathname === '/__admin' || pathname.startsWith('/__admin/'))
+			return this.handleAdmin(req, res, pathname);
 		this.count(pathname);
 
 		const prefix = API_PREFIXES.find((p) => pathname.startsWith(p));
@@ -584,12 +840,18 @@ class SandboxServer {
 				return;
 			}
 			if (req.method !== 'POST') {
-				this.sendJson(res, 405, this.errorBody(405, `Method ${req.method} not allowed on ${op}; use POST`), { Allow: 'POST' });
+				this.sendJson(
+					res,
+					405,
+					this.errorBody(405, `Method ${req.method} not allowed on ${op}; use POST`),
+					{ Allow: 'POST' },
+				);
 				return;
 			}
 			return this.handleCreate(op, req, res);
 		}
-		if (pathname.startsWith('/files/') && this.opts.pdfOrigin === 'same') return this.handlePdf(req, res, pathname);
+		if (pathname.startsWith('/files/') && this.opts.pdfOrigin === 'same')
+			return this.handlePdf(req, res, pathname);
 		if (pathname === '/' && (req.method === 'GET' || req.method === 'HEAD')) {
 			this.send(res, 200, HTML_HOME, { 'Content-Type': 'text/html; charset=utf-8' });
 			return;
@@ -601,17 +863,29 @@ class SandboxServer {
 		const pathname = pathnameOf(req.url);
 		this.count(pathname);
 		const auth = req.headers.authorization;
-		if (auth !== undefined && this.statsData.authHeadersSeenAtPdfHost.length < MAX_AUTH_HEADERS_KEPT) {
+		if (
+			auth !== undefined &&
+			this.statsData.authHeadersSeenAtPdfHost.length < MAX_AUTH_HEADERS_KEPT
+		) {
 			this.statsData.authHeadersSeenAtPdfHost.push(auth);
 		}
 		if (pathname.startsWith('/files/')) return this.handlePdf(req, res, pathname);
 		this.send(res, 404, HTML_404, { 'Content-Type': 'text/html; charset=utf-8' });
 	}
 
-	private async handlePdf(req: http.IncomingMessage, res: http.ServerResponse, pathname: string): Promise<void> {
+	private async handlePdf(
+		req: http.IncomingMessage,
+		res: http.ServerResponse,
+		pathname: string,
+	): Promise<void> {
 		req.resume();
 		if (req.method !== 'GET' && req.method !== 'HEAD') {
-			this.sendJson(res, 405, { status: 'error', message: 'Use GET to download a file' }, { Allow: 'GET, HEAD' });
+			this.sendJson(
+				res,
+				405,
+				{ status: 'error', message: 'Use GET to download a file' },
+				{ Allow: 'GET, HEAD' },
+			);
 			return;
 		}
 		const m = /^\/files\/(inv_\d+)\.pdf$/.exec(pathname);
@@ -621,14 +895,41 @@ class SandboxServer {
 			return;
 		}
 		await this.wait(this.latency(this.pdfJitterRng()));
-		const pdf = await this.pdfFor(invoice);
-		this.statsData.pdf.downloads++;
-		if (req.headers.authorization !== undefined) this.statsData.pdf.downloadsWithAuthorization++;
-		this.send(res, 200, pdf, {
+		const headers = {
 			'Content-Type': 'application/pdf',
 			'Content-Disposition': `inline; filename="${invoice.id}.pdf"`,
 			'Cache-Control': 'private, max-age=3600',
-		});
+		};
+		const fault = req.method === 'GET' ? this.opts.pdfFault : null;
+		if (fault === 'oversized' || fault === 'endless') {
+			this.countDownload(req);
+			this.statsData.pdfFaults[fault]++;
+			this.countStatus(200);
+			if (fault === 'oversized') {
+				res.writeHead(200, { ...headers, 'Content-Length': this.opts.pdfOversizeBytes });
+				streamFiller(res, this.opts.pdfOversizeBytes);
+			} else {
+				res.writeHead(200, headers);
+				streamFiller(res, ENDLESS_CAP_BYTES, {
+					ms: ENDLESS_CAP_MS,
+					onCap: () => this.cut(req.socket),
+				});
+			}
+			return;
+		}
+		const pdf = await this.pdfFor(invoice);
+		this.countDownload(req);
+		if (fault === 'trickle') {
+			this.statsData.pdfFaults.trickle++;
+			this.sendTrickled(res, 200, pdf, headers);
+			return;
+		}
+		this.send(res, 200, pdf, headers);
+	}
+
+	private countDownload(req: http.IncomingMessage): void {
+		this.statsData.pdf.downloads++;
+		if (req.headers.authorization !== undefined) this.statsData.pdf.downloadsWithAuthorization++;
 	}
 
 	private pdfFor(invoice: InvoiceRecord): Promise<Uint8Array> {
@@ -638,7 +939,12 @@ class SandboxServer {
 			cached = renderInvoicePdf({
 				invoiceId: invoice.id,
 				createdAt: new Date(invoice.createdAt),
-				customer: { id: customer.id, name: customer.name, email: customer.email, companyName: customer.companyName },
+				customer: {
+					id: customer.id,
+					name: customer.name,
+					email: customer.email,
+					companyName: customer.companyName,
+				},
 				items: invoice.items,
 				amount: invoice.amount,
 				currency: invoice.currency,
@@ -650,7 +956,11 @@ class SandboxServer {
 		return cached;
 	}
 
-	private async handleCreate(op: string, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+	private async handleCreate(
+		op: string,
+		req: http.IncomingMessage,
+		res: http.ServerResponse,
+	): Promise<void> {
 		// Draw first, so the fault and jitter sequences depend only on the order of create-* requests.
 		const fault = this.drawFault(this.faultRng());
 		const latency = this.latency(this.jitterRng());
@@ -658,9 +968,13 @@ class SandboxServer {
 		conc.current++;
 		conc.max = Math.max(conc.max, conc.current);
 		try {
-			const raw = await this.readBody(req).catch((err: unknown) => (err instanceof HttpError ? err : Promise.reject(err)));
+			const raw = await this.readBody(req).catch((err: unknown) =>
+				err instanceof HttpError ? err : Promise.reject(err),
+			);
 			if (raw instanceof HttpError) {
-				this.sendJson(res, raw.status, this.errorBody(raw.status, raw.message), { Connection: 'close' });
+				this.sendJson(res, raw.status, this.errorBody(raw.status, raw.message), {
+					Connection: 'close',
+				});
 				return;
 			}
 
@@ -671,7 +985,10 @@ class SandboxServer {
 				this.sendJson(
 					res,
 					429,
-					{ status: 'error', message: `Rate limit exceeded (${rl.perSecond} requests per second, burst ${rl.burst}); retry after ${token.retryAfter} s` },
+					{
+						status: 'error',
+						message: `Rate limit exceeded (${rl.perSecond} requests per second, burst ${rl.burst}); retry after ${token.retryAfter} s`,
+					},
 					{ 'Retry-After': String(token.retryAfter) },
 				);
 				return;
@@ -685,7 +1002,10 @@ class SandboxServer {
 			await this.wait(latency);
 			if (fault === 'http500') {
 				this.statsData.faults.http500++;
-				this.sendJson(res, 500, { status: 'error', message: 'Internal server error (injected fault; nothing was processed)' });
+				this.sendJson(res, 500, {
+					status: 'error',
+					message: 'Internal server error (injected fault; nothing was processed)',
+				});
 				return;
 			}
 			if (fault === 'html502') {
@@ -704,7 +1024,16 @@ class SandboxServer {
 				this.reset_(req);
 				return;
 			}
-			this.sendJson(res, reply.status, reply.body, reply.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {});
+			const headers = reply.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {};
+			if (fault === 'trickle') {
+				this.statsData.faults.trickle++;
+				this.sendTrickled(res, reply.status, JSON.stringify(reply.body), {
+					'Content-Type': 'application/json; charset=utf-8',
+					...headers,
+				});
+				return;
+			}
+			this.sendJson(res, reply.status, reply.body, headers);
 		} finally {
 			conc.current--;
 		}
@@ -746,7 +1075,10 @@ class SandboxServer {
 		const key = v.value.email.toLowerCase();
 		if (this.emailIndex.has(key)) {
 			this.statsData.duplicateEmailRejections++;
-			return { status: 409, body: { status: 'error', message: 'A customer with this email already exists' } };
+			return {
+				status: 409,
+				body: { status: 'error', message: 'A customer with this email already exists' },
+			};
 		}
 		const id = `cust_${this.nextCustomer++}`;
 		const record: CustomerRecord = {
@@ -784,7 +1116,8 @@ class SandboxServer {
 		};
 		this.invoices.set(id, record);
 		this.statsData.invoices++;
-		this.statsData.invoicesByCustomer[record.customerId] = (this.statsData.invoicesByCustomer[record.customerId] ?? 0) + 1;
+		this.statsData.invoicesByCustomer[record.customerId] =
+			(this.statsData.invoicesByCustomer[record.customerId] ?? 0) + 1;
 		if (Math.abs(itemsTotal - record.amount) > 0.005) this.statsData.invoiceAmountMismatches++;
 
 		if (record.sendEmail) {
@@ -805,12 +1138,23 @@ class SandboxServer {
 			this.writtenEmails.add(file);
 			this.statsData.emailsWritten++;
 		}
-		return { status: 200, body: this.success({ invoice_id: id, status: record.status, download_url: record.downloadUrl }) };
+		return {
+			status: 200,
+			body: this.success({
+				invoice_id: id,
+				status: record.status,
+				download_url: record.downloadUrl,
+			}),
+		};
 	}
 
 	// ---- admin (no auth: a loopback dev tool) ---------------------------------------------------------
 
-	private async handleAdmin(req: http.IncomingMessage, res: http.ServerResponse, pathname: string): Promise<void> {
+	private async handleAdmin(
+		req: http.IncomingMessage,
+		res: http.ServerResponse,
+		pathname: string,
+	): Promise<void> {
 		const route = `${req.method ?? 'GET'} ${pathname.replace(/\/+$/, '')}`;
 		const raw = await this.readBody(req).catch(() => Buffer.alloc(0));
 		switch (route) {
@@ -832,7 +1176,13 @@ class SandboxServer {
 				try {
 					patch = raw.length ? JSON.parse(raw.toString('utf8')) : {};
 				} catch (err) {
-					this.sendJson(res, 400, { status: 'error', message: `Invalid JSON: ${(err as Error).message}` }, {}, false);
+					this.sendJson(
+						res,
+						400,
+						{ status: 'error', message: `Invalid JSON: ${(err as Error).message}` },
+						{},
+						false,
+					);
 					return;
 				}
 				try {
@@ -847,7 +1197,10 @@ class SandboxServer {
 				this.sendJson(
 					res,
 					404,
-					{ status: 'error', message: `Unknown admin route ${route}; try GET /__admin/stats, GET /__admin/records, GET|POST /__admin/config, POST /__admin/reset` },
+					{
+						status: 'error',
+						message: `Unknown admin route ${route}; try GET /__admin/stats, GET /__admin/records, GET|POST /__admin/config, POST /__admin/reset`,
+					},
 					{},
 					false,
 				);
@@ -855,7 +1208,7 @@ class SandboxServer {
 	}
 }
 
-export async function startSandbox(options: Partial<SandboxOptions> = {}): Promise<Sandbox> {
+export async function startSandbox(options: SandboxStartOptions = {}): Promise<Sandbox> {
 	const server = new SandboxServer(resolveOptions(options));
 	await server.listen();
 	const apiKey = server.opts.apiKeys[0];
