@@ -1,11 +1,11 @@
-/* eslint-disable no-console */
+/* eslint-disable no-console, @n8n/community-nodes/no-restricted-globals -- process.memoryUsage() measures the run */
 // Timeout as a total deadline and the PDF size limit (issue 9), against the sandbox's trickle, oversized and
 // endless faults over real loopback sockets: a trickled answer is cut at Timeout with its socket closed (the
 // sandbox counts the aborted response and no open connection), a create cut that way is never sent again, and
 // an oversized or endless PDF is refused at Max PDF Size while the node's memory stays far below the file.
 // The figures printed (time to abort, peak memory growth) are the ones in the README; they are not asserted
 // tightly, only against bounds no working node comes near.
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from 'n8n-workflow';
 
 import { startSandbox, type Sandbox } from '../../sandbox/server';
 import {
