@@ -109,9 +109,9 @@ describe('the credential Test reads the Base URL with the same steps, in n8n’s
 		expect(evaluate(input)).toBe(expected);
 	});
 
-	// The expression throws the node's sentence. n8n 2.x's default (vm) engine passes that error on, so the Test
-	// shows it (test/e2e/base-url.test.ts); the legacy engine used here and by n8n 1.x swallows errors thrown
-	// inside an expression, which leaves the Test request without a URL: nothing can be sent either way.
+	// The expression throws the node's sentence. n8n swallows errors thrown inside a credential test's
+	// expression (this engine, and the real credential tester of 1.x and 2.x: test/e2e/base-url.test.ts), which
+	// leaves the Test request without a URL: it fails and nothing is sent.
 	it.each(REFUSED)('refuses %j: no URL to send to', (input) => {
 		let value: unknown;
 		try {
