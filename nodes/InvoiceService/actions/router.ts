@@ -77,6 +77,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		},
 		shouldStop: () => failures.length > 0,
 	});
+	client.logRunSummary();
 
 	if (failures.length > 0) {
 		throw withStopReport(failures, results, operation, items.length - attempted);

@@ -2,6 +2,7 @@
  * Every way a call can fail, turned into words a person can act on. Pure: the request module decides what to
  * retry and builds the n8n error from what these functions return.
  */
+import type { AnswerFailure } from './envelope';
 
 /** How a failed attempt is classified. */
 export interface Failure {
@@ -27,10 +28,7 @@ const UNKNOWN_OUTCOME =
 	'Outcome unknown: the request reached the service but no answer came back, so it may or may not have been carried out. Check the service before running this item again (running it again could create a duplicate).';
 
 /** Failure for a response the service did send. */
-export function httpFailure(
-	answer: { httpCode: number; serviceMessage?: string; bodyKind: string; retryAfterMs?: number },
-	call: CallContext,
-): Failure {
+export function httpFailure(answer: AnswerFailure, call: CallContext): Failure {
 	const { httpCode, serviceMessage, bodyKind, retryAfterMs } = answer;
 	const said = serviceMessage ? `: ${serviceMessage}` : '';
 	const base = { httpCode, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
@@ -206,6 +204,62 @@ export function networkFailure(
 			? `No answer from ${call.endpoint} within the time-out. ${UNKNOWN_OUTCOME}`
 			: `The connection to ${host} broke before the answer to ${call.endpoint} arrived. ${UNKNOWN_OUTCOME}`,
 		description: `${code ?? 'network error'}: ${rawMessage}`,
+	};
+}
+
+/** Seconds for messages: "3 s", "0.5 s". */
+export function seconds(ms: number): string {
+	return `${ms >= 10_000 || ms % 1000 === 0 ? Math.round(ms / 1000) : (ms / 1000).toFixed(1)} s`;
+}
+
+/**
+ * A request cut off by the Timeout, which bounds the whole exchange (headers and body), not only silences. For a
+ * create the service may have acted, so the outcome is unknown and the request is never sent again.
+ */
+export function deadlineFailure(call: CallContext, timeoutMs: number): Failure {
+	return {
+		retryable: false,
+		message: `No answer from ${call.endpoint} within the time-out. ${UNKNOWN_OUTCOME}`,
+		description: `The whole answer (headers and body) must arrive within the Timeout option (${seconds(timeoutMs)}); it did not, so the request was cut off.`,
+	};
+}
+
+/** A file download cut off by the Timeout before its last byte. */
+export function downloadDeadlineFailure(timeoutMs: number): Failure {
+	return {
+		retryable: false,
+		message: `the download did not finish within the time-out (${seconds(timeoutMs)})`,
+		description:
+			'The whole file must arrive within the Timeout option; the download was cut off. Raise Timeout for large files or a slow network.',
+	};
+}
+
+/** A file larger than the node accepts, refused at the limit without reading the rest. */
+export function fileTooLarge(maxBytes: number, announcedBytes?: number): Failure {
+	const size = announcedBytes !== undefined ? ` (it announced ${megabytes(announcedBytes)})` : '';
+	return {
+		retryable: false,
+		message: `the file is larger than the limit of ${megabytes(maxBytes)}${size}`,
+		description:
+			'The download was stopped at the limit. Raise the Max PDF Size option if such large PDFs are expected.',
+	};
+}
+
+function megabytes(bytes: number): string {
+	const mb = bytes / 1024 / 1024;
+	return `${Number.isInteger(mb) ? mb : mb.toFixed(1)} MB`;
+}
+
+/**
+ * Any failure of the PDF download of an invoice that was created: the invoice exists whatever happened, and the
+ * message must say so, or a re-run creates a second one. Keeps the HTTP code; never retried from here.
+ */
+export function createdButNoPdf(failure: Failure, invoiceId: string): Failure {
+	return {
+		...(failure.httpCode !== undefined ? { httpCode: failure.httpCode } : {}),
+		retryable: false,
+		message: `Invoice ${invoiceId} was created, but its PDF could not be downloaded: ${failure.message}`,
+		description: `${failure.description ? `${failure.description} ` : ''}Do not run this item again (that would create a second invoice); fetch the PDF from the invoice's download_url instead.`,
 	};
 }
 

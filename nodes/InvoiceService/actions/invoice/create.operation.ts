@@ -4,13 +4,14 @@ import type {
 	INodeExecutionData,
 	INodeProperties,
 } from 'n8n-workflow';
-import { NodeApiError, updateDisplayOptions } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
 
 import { fromCents, sumCents } from '../../helpers/money';
 import {
 	CURRENCIES,
 	FieldError,
 	optionalBoolean,
+	optionalNumber,
 	optionalText,
 	parseLineItems,
 	requireChoice,
@@ -18,7 +19,7 @@ import {
 	requireCustomerId,
 	requirePositiveAmountCents,
 } from '../../helpers/validate';
-import type { ServiceClient } from '../../transport/request';
+import { DEFAULT_MAX_PDF_MB, type ServiceClient } from '../../transport/request';
 import { runOptions } from '../common.descriptions';
 
 const properties: INodeProperties[] = [
@@ -167,6 +168,16 @@ const properties: INodeProperties[] = [
 				displayOptions: { show: { downloadPdf: [true] } },
 				description: 'The name of the output binary field to put the PDF in. Empty means "data".',
 			},
+			{
+				displayName: 'Max PDF Size (MB)',
+				name: 'maxPdfSize',
+				type: 'number',
+				typeOptions: { minValue: 1, numberPrecision: 0 },
+				default: DEFAULT_MAX_PDF_MB,
+				displayOptions: { show: { downloadPdf: [true] } },
+				description:
+					'A larger PDF is refused: the download stops at this size (1 MB = 1,048,576 bytes) and the item fails, saying the invoice was created',
+			},
 			...runOptions,
 		],
 	},
@@ -247,6 +258,8 @@ export function buildBody(
 export interface InvoiceRequest {
 	body: IDataObject;
 	binaryPropertyName?: string;
+	/** Max PDF Size in MB, read with the other options so that `send` reads no parameter. */
+	maxPdfMb: number;
 }
 
 export function prepare(this: IExecuteFunctions, itemIndex: number): InvoiceRequest {
@@ -255,12 +268,14 @@ export function prepare(this: IExecuteFunctions, itemIndex: number): InvoiceRequ
 	const binaryPropertyName = optionalBoolean(options.downloadPdf, 'Download PDF')
 		? (optionalText(options.binaryPropertyName, 'Put PDF in Field') ?? 'data')
 		: undefined;
-	return { body, binaryPropertyName };
+	const maxPdfMb =
+		optionalNumber(options.maxPdfSize, 'Max PDF Size (MB)', { min: 1 }) ?? DEFAULT_MAX_PDF_MB;
+	return { body, binaryPropertyName, maxPdfMb };
 }
 
 export async function send(
 	this: IExecuteFunctions,
-	{ body, binaryPropertyName }: InvoiceRequest,
+	{ body, binaryPropertyName, maxPdfMb }: InvoiceRequest,
 	itemIndex: number,
 	client: ServiceClient,
 ): Promise<INodeExecutionData> {
@@ -270,7 +285,7 @@ export async function send(
 	});
 	if (binaryPropertyName === undefined) return { json: invoice };
 
-	const pdf = await downloadPdf.call(this, client, invoice, itemIndex);
+	const pdf = await downloadPdf.call(this, client, invoice, itemIndex, maxPdfMb);
 	return { json: invoice, binary: { [binaryPropertyName]: pdf } };
 }
 
@@ -279,36 +294,15 @@ async function downloadPdf(
 	client: ServiceClient,
 	invoice: IDataObject,
 	itemIndex: number,
+	maxPdfMb: number,
 ) {
 	const invoiceId = String(invoice.invoice_id);
-	const url = typeof invoice.download_url === 'string' ? invoice.download_url : '';
-	// The invoice exists whatever happens below: every failure must say so, or a re-run creates a second one.
-	const fail = (reason: string, description?: string) =>
-		new NodeApiError(
-			this.getNode(),
-			{ message: reason },
-			{
-				message: `Invoice ${invoiceId} was created, but its PDF could not be downloaded: ${reason}`,
-				description: `${description ? `${description} ` : ''}Do not run this item again (that would create a second invoice); fetch the PDF from the invoice's download_url instead.`,
-				itemIndex,
-			},
-		);
-	if (!/^https?:\/\//i.test(url))
-		throw fail(
-			`the service gave no usable download_url (got ${JSON.stringify(invoice.download_url ?? null)})`,
-		);
-
-	let file: { data: Buffer; contentType?: string };
-	try {
-		file = await client.download(url, itemIndex);
-	} catch (error) {
-		throw fail((error as Error).message, (error as NodeApiError).description ?? undefined);
-	}
-	if (file.data.subarray(0, 5).toString('latin1') !== '%PDF-') {
-		throw fail(
-			`what came back from ${url} is not a PDF (content type ${file.contentType ?? 'unknown'}, ${file.data.length} bytes)`,
-		);
-	}
+	const file = await client.downloadPdf({
+		invoiceId,
+		url: invoice.download_url,
+		itemIndex,
+		maxBytes: Math.floor(maxPdfMb * 1024 * 1024),
+	});
 	return await this.helpers.prepareBinaryData(file.data, `${invoiceId}.pdf`, 'application/pdf');
 }
 
