@@ -117,11 +117,16 @@ EOF
     return 0
   fi
   log "n8n $version in $dir is BROKEN: it could not open a database and run a workflow (exit $status)."
-  if grep -q "SQLite package has not been found" "$out" || [ ! -d "$dir/node_modules/sqlite3/build" ]; then
-    log "  missing: sqlite3's native binding ($dir/node_modules/sqlite3/build): its install script did not run."
-  fi
-  if [ ! -d "$dir/node_modules/isolated-vm/out" ] && [ -d "$dir/node_modules/isolated-vm" ]; then
-    log "  missing: isolated-vm's native binding ($dir/node_modules/isolated-vm/out): the expression sandbox."
+  # Name the native module that does not load (the usual cause: its install script did not run).
+  local module
+  for module in sqlite3 isolated-vm; do
+    [ -d "$dir/node_modules/$module" ] || continue
+    if ! (cd "$dir" && node -e "require('$module')" >/dev/null 2>&1); then
+      log "  missing: $module's native binding does not load ($dir/node_modules/$module): its install script did not run?"
+    fi
+  done
+  if grep -q "SQLite package has not been found" "$out"; then
+    log "  n8n says: SQLite package has not been found installed (the SQLite driver)"
   fi
   log "  last lines of the check ($out):"
   tail -n 15 "$out" | sed 's/^/    /' >&2
