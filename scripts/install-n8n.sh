@@ -112,6 +112,12 @@ EOF
       env "${n8n_env[@]}" "$bin" import:workflow --input="$home/in/workflow.json" &&
       env "${n8n_env[@]}" "$bin" execute --id=installCheck0001 --rawOutput
   } >"$out" 2>&1 || status=$?
+  # n8n 1.123 on Node 24 now and then dies by SIGSEGV while shutting down, after it printed a finished run:
+  # that is a shutdown crash, not a broken install (the e2e driver treats it the same way).
+  if [ "$status" -gt 128 ] && grep -q '"status": *"success"' "$out"; then
+    log "n8n $version: the check run succeeded, then n8n died by signal $((status - 128)) while shutting down"
+    status=0
+  fi
   if [ "$status" -eq 0 ] && grep -q '"sum": *42' "$out"; then
     rm -rf "$home"
     return 0
