@@ -252,7 +252,7 @@ describe('documentation links lead to the README sections they describe', () => 
 			path.join(REPO_ROOT, 'credentials/InvoiceServiceApi.credentials.ts'),
 			'utf8',
 		);
-		const url = /documentationUrl = '([^']+)'/.exec(source)?.[1];
+		const url = /documentationUrl =\s*'([^']+)'/.exec(source)?.[1];
 		expect(headingOf(url!)).toBe('Credentials: Invoice Service API');
 	});
 
