@@ -36,7 +36,8 @@ export class InvoiceServiceApi implements ICredentialType {
 
 	icon: Icon = { light: 'file:invoiceService.svg', dark: 'file:invoiceService.dark.svg' };
 
-	documentationUrl = 'https://www.npmjs.com/package/n8n-nodes-invoice-service#credentials';
+	documentationUrl =
+		'https://www.npmjs.com/package/n8n-nodes-invoice-service#credentials-invoice-service-api';
 
 	properties: INodeProperties[] = [
 		{
