@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-dangerous-functions */
 // The release path: a publish is refused while package.json holds placeholders, the release tool leaves the
 // hand-written CHANGELOG alone, n8n's package scanner finds nothing in the packed tarball, and the
 // documentation links of the node and the credential lead to the README sections they describe.
@@ -7,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { REPO_ROOT, packPackage } from '../e2e/n8n';
+import { REPO_ROOT, packPackage } from '../../tools/n8n';
 
 const CHECK = path.join(REPO_ROOT, 'scripts', 'check-publish-ready.mjs');
 const packageJson = () =>
