@@ -48,13 +48,16 @@ export interface RunOptions extends ClientOptions {
 	concurrency: number;
 }
 
-/** Reads one number option with the editor's limits; blank (or not added) means its default. Throws FieldError. */
-function readNumberOption(options: IDataObject, option: NumberOption): number {
-	const { minValue, maxValue, numberPrecision } = option.typeOptions;
+/**
+ * Reads one number option within the editor's limits; blank (or not added) means its default. Throws FieldError.
+ * Only a count must be whole: a fractional wait or time-out from an expression is meaningful and kept.
+ */
+function readNumberOption(options: IDataObject, option: NumberOption, whole = false): number {
+	const { minValue, maxValue } = option.typeOptions;
 	const value = optionalNumber(options[option.name], option.displayName, {
 		min: minValue,
 		max: maxValue,
-		whole: numberPrecision === 0,
+		whole,
 	});
 	return value ?? option.default;
 }
@@ -62,7 +65,7 @@ function readNumberOption(options: IDataObject, option: NumberOption): number {
 /** The run options as the router uses them, from the Options collection (of the first item). Throws FieldError. */
 export function readRunOptions(options: IDataObject): RunOptions {
 	return {
-		concurrency: readNumberOption(options, concurrency),
+		concurrency: readNumberOption(options, concurrency, true),
 		timeoutMs: readNumberOption(options, timeout),
 		maxRetryWaitMs: readNumberOption(options, maxRetryWait) * 1000,
 	};
