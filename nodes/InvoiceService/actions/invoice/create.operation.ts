@@ -190,12 +190,15 @@ export const SEND_EMAIL_FIELD = 'send_email';
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
+/** How the Operation selector lists it. */
+export const option = {
+	name: 'Create',
+	description: 'Create an invoice for a customer: the service makes a PDF and can e-mail it',
+	action: 'Create an invoice',
+};
+
 /** Reads and validates one item's fields into the create-invoice request body; throws FieldError. */
-export function buildBody(
-	this: IExecuteFunctions,
-	itemIndex: number,
-	options: IDataObject,
-): IDataObject {
+function buildBody(this: IExecuteFunctions, itemIndex: number, options: IDataObject): IDataObject {
 	const customerId = requireCustomerId(
 		this.getNodeParameter('customerId', itemIndex, ''),
 		'Customer ID',
