@@ -14,6 +14,7 @@ export function resourceDescription(
 	operations: Record<string, Operation>,
 ): INodeProperties[] {
 	const entries = Object.entries(operations);
+	const [[defaultOperation]] = entries;
 	const options = entries
 		.map(([value, { option }]) => ({ ...option, value }))
 		.sort((a, b) => a.name.localeCompare(b.name));
@@ -25,7 +26,7 @@ export function resourceDescription(
 			noDataExpression: true,
 			displayOptions: { show: { resource: [resource] } },
 			options,
-			default: entries[0][0],
+			default: defaultOperation,
 		},
 		...entries.flatMap(([, operation]) => operation.description),
 	];
