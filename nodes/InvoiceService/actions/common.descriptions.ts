@@ -38,8 +38,11 @@ export interface NumberOption extends INodeProperties {
 	typeOptions: { minValue: number; maxValue?: number; numberPrecision?: number };
 }
 
-/** A whole-number option: the editor's limits, and the default used when it is left blank. */
-export function wholeNumberOption(
+/**
+ * A number option: the editor's limits (it offers whole numbers; an expression may still give a fraction, which
+ * `readNumberOption` keeps unless told the option is a count), and the default used when it is left blank.
+ */
+export function numberOption(
 	name: string,
 	displayName: string,
 	defaultValue: number,
@@ -56,19 +59,19 @@ export function wholeNumberOption(
 
 // Each option's `default` below is the only place its default is written: `readRunOptions` falls back to it.
 const concurrency: NumberOption = {
-	...wholeNumberOption('concurrency', 'Concurrency', 5, { minValue: 1, maxValue: 50 }),
+	...numberOption('concurrency', 'Concurrency', 5, { minValue: 1, maxValue: 50 }),
 	description:
 		'How many items are sent to the service at the same time. 1 sends one at a time. Output order always follows input order.',
 };
 
 const maxRetryWait: NumberOption = {
-	...wholeNumberOption('maxRetryWait', 'Max Retry Wait (Seconds)', 120, { minValue: 0 }),
+	...numberOption('maxRetryWait', 'Max Retry Wait (Seconds)', 120, { minValue: 0 }),
 	description:
 		'How long one item may wait in total for retries when the service is rate limiting (HTTP 429), temporarily unavailable (503) or unreachable. 0 disables retries.',
 };
 
 const timeout: NumberOption = {
-	...wholeNumberOption('timeout', 'Timeout (Ms)', 60000, { minValue: 1000 }),
+	...numberOption('timeout', 'Timeout (Ms)', 60000, { minValue: 1000 }),
 	description:
 		'How long to wait for the service to answer one request. A create that times out is never re-sent automatically, because the service may have carried it out.',
 };
@@ -81,13 +84,20 @@ export interface RunOptions extends ClientOptions {
 	concurrency: number;
 }
 
-/** Reads one number option with the editor's limits; blank (or not added) means its default. Throws FieldError. */
-export function readNumberOption(options: IDataObject, option: NumberOption): number {
-	const { minValue, maxValue, numberPrecision } = option.typeOptions;
+/**
+ * Reads one number option within the editor's limits; blank (or not added) means its default. Throws FieldError.
+ * Only a count must be whole: a fractional wait or time-out from an expression is meaningful and kept.
+ */
+export function readNumberOption(
+	options: IDataObject,
+	option: NumberOption,
+	whole = false,
+): number {
+	const { minValue, maxValue } = option.typeOptions;
 	const value = optionalNumber(options[option.name], option.displayName, {
 		min: minValue,
 		max: maxValue,
-		whole: numberPrecision === 0,
+		whole,
 	});
 	return value ?? option.default;
 }
@@ -95,7 +105,7 @@ export function readNumberOption(options: IDataObject, option: NumberOption): nu
 /** The run options as the router uses them, from the Options collection (of the first item). Throws FieldError. */
 export function readRunOptions(options: IDataObject): RunOptions {
 	return {
-		concurrency: readNumberOption(options, concurrency),
+		concurrency: readNumberOption(options, concurrency, true),
 		timeoutMs: readNumberOption(options, timeout),
 		maxRetryWaitMs: readNumberOption(options, maxRetryWait) * 1000,
 	};
