@@ -51,9 +51,6 @@ export interface PdfDownload {
 	maxBytes: number;
 }
 
-/** The default Max PDF Size: invoices are small, and a runaway download must not fill n8n's memory. */
-export const DEFAULT_MAX_PDF_MB = 50;
-
 /**
  * The one door to the service: base URL from the credential, Bearer auth through n8n's credential injection,
  * time-out, retries only where the service surely did not act, the Bubble envelope, and error mapping.
