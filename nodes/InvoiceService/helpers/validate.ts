@@ -5,14 +5,14 @@ import { fromCents, isDecimalText, MONEY_LIMIT, readCents, type MoneyProblem } f
 
 /**
  * A field that failed validation. Pure helpers throw it; the router turns it into a NodeOperationError that
- * names the field and the item, so the same checks serve every operation.
+ * adds the item ("Item 2: " + this message), so the same checks serve every operation.
  */
 export class FieldError extends Error {
 	constructor(
 		readonly field: string,
 		readonly problem: string,
 	) {
-		super(`${field}: ${problem}`);
+		super(`${field} ${problem}`);
 		this.name = 'FieldError';
 	}
 }
