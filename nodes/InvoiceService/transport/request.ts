@@ -114,7 +114,7 @@ export class ServiceClient {
 				// Cut by the deadline or broken: the service may have acted, so never sent again (not retryable).
 				const failure = sent.deadlineHit
 					? deadlineFailure(call, this.options.timeoutMs)
-					: networkFailure(findErrorCode(sent.error), messageOf(sent.error), call);
+					: noAnswerFailure(sent.error, call, false);
 				return { ok: false, failure };
 			}
 			const outcome = interpretResponse(sent.raw);
@@ -164,8 +164,7 @@ export class ServiceClient {
 					if (sent.deadlineHit) {
 						return { ok: false, failure: downloadDeadlineFailure(this.options.timeoutMs) };
 					}
-					const failure = networkFailure(findErrorCode(sent.error), messageOf(sent.error), call);
-					return { ok: false, failure: { ...failure, retryable: true } };
+					return { ok: false, failure: noAnswerFailure(sent.error, call, true) };
 				}
 				const { raw } = sent;
 				if (raw.statusCode < 200 || raw.statusCode > 299) {
@@ -190,8 +189,7 @@ export class ServiceClient {
 					}
 					// The execution was stopped while the file came in: not a service failure.
 					if (sent.signal.aborted) throw body.error;
-					const failure = networkFailure(findErrorCode(body.error), messageOf(body.error), call);
-					return { ok: false, failure: { ...failure, retryable: true } };
+					return { ok: false, failure: noAnswerFailure(body.error, call, true) };
 				}
 				const contentType = raw.headers?.['content-type'];
 				return {
@@ -338,8 +336,11 @@ function originOf(url: string): string {
 	}
 }
 
-function messageOf(error: unknown): string {
-	return error instanceof Error ? error.message : String(error);
+/** A request that got no (whole) HTTP answer. A GET is safe to send again whatever broke; a POST may not be. */
+function noAnswerFailure(error: unknown, call: CallContext, safeToRepeat: boolean): Failure {
+	const message = error instanceof Error ? error.message : String(error);
+	const failure = networkFailure(findErrorCode(error), message, call);
+	return safeToRepeat ? { ...failure, retryable: true } : failure;
 }
 
 type Body = { data: Buffer } | { tooLarge: true; announced?: number } | { error: unknown };
