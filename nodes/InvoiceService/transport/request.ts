@@ -111,7 +111,8 @@ export class ServiceClient {
 		return await this.withRetries(call, itemIndex, async () => {
 			const sent = await this.send(request, itemIndex, true);
 			if ('error' in sent) {
-				// Cut by the deadline or broken: the service may have acted, so never sent again (not retryable).
+				// Cut by the deadline, or broken after it reached the service: it may have acted, so it is never sent
+				// again. Only a request that surely never arrived (refused, no such host) is retried.
 				const failure = sent.deadlineHit
 					? deadlineFailure(call, this.options.timeoutMs)
 					: noAnswerFailure(sent.error, call, false);
