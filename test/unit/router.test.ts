@@ -76,7 +76,7 @@ describe('readRunOptions', () => {
 		'refuses concurrency %p before anything is sent, instead of clamping it',
 		(given) => {
 			expect(() => readRunOptions({ concurrency: given })).toThrow(
-				`Concurrency: must be a whole number from 1 to 50, got ${JSON.stringify(given)}`,
+				`Concurrency must be a whole number from 1 to 50, got ${JSON.stringify(given)}`,
 			);
 		},
 	);

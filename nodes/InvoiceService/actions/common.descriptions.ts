@@ -2,40 +2,76 @@ import type { IDataObject, INodeProperties } from 'n8n-workflow';
 
 import { optionalNumber } from '../helpers/validate';
 import type { ClientOptions } from '../transport/request';
+import type { Operation } from './operation';
+
+/**
+ * A resource's part of the node description: its Operation selector, built from its `operations` table (each
+ * key is an option's `value`; the first is the default; listed by name, as n8n lists them), then each
+ * operation's fields.
+ */
+export function resourceDescription(
+	resource: string,
+	operations: Record<string, Operation>,
+): INodeProperties[] {
+	const entries = Object.entries(operations);
+	const [[defaultOperation]] = entries;
+	const options = entries
+		.map(([value, { option }]) => ({ ...option, value }))
+		.sort((a, b) => a.name.localeCompare(b.name));
+	return [
+		{
+			displayName: 'Operation',
+			name: 'operation',
+			type: 'options',
+			noDataExpression: true,
+			displayOptions: { show: { resource: [resource] } },
+			options,
+			default: defaultOperation,
+		},
+		...entries.flatMap(([, operation]) => operation.description),
+	];
+}
 
 /** A number option: its limits are the editor's, and its `default` is the one used when it is left blank. */
-interface NumberOption extends INodeProperties {
+export interface NumberOption extends INodeProperties {
 	default: number;
 	typeOptions: { minValue: number; maxValue?: number; numberPrecision?: number };
 }
 
+/**
+ * A number option: the editor's limits (it offers whole numbers; an expression may still give a fraction, which
+ * `readNumberOption` keeps unless told the option is a count), and the default used when it is left blank.
+ */
+export function numberOption(
+	name: string,
+	displayName: string,
+	defaultValue: number,
+	limits: { minValue: number; maxValue?: number },
+): NumberOption {
+	return {
+		displayName,
+		name,
+		type: 'number',
+		typeOptions: { ...limits, numberPrecision: 0 },
+		default: defaultValue,
+	};
+}
+
 // Each option's `default` below is the only place its default is written: `readRunOptions` falls back to it.
 const concurrency: NumberOption = {
-	displayName: 'Concurrency',
-	name: 'concurrency',
-	type: 'number',
-	typeOptions: { minValue: 1, maxValue: 50, numberPrecision: 0 },
-	default: 5,
+	...numberOption('concurrency', 'Concurrency', 5, { minValue: 1, maxValue: 50 }),
 	description:
 		'How many items are sent to the service at the same time. 1 sends one at a time. Output order always follows input order.',
 };
 
 const maxRetryWait: NumberOption = {
-	displayName: 'Max Retry Wait (Seconds)',
-	name: 'maxRetryWait',
-	type: 'number',
-	typeOptions: { minValue: 0, numberPrecision: 0 },
-	default: 120,
+	...numberOption('maxRetryWait', 'Max Retry Wait (Seconds)', 120, { minValue: 0 }),
 	description:
 		'How long one item may wait in total for retries when the service is rate limiting (HTTP 429), temporarily unavailable (503) or unreachable. 0 disables retries.',
 };
 
 const timeout: NumberOption = {
-	displayName: 'Timeout (Ms)',
-	name: 'timeout',
-	type: 'number',
-	typeOptions: { minValue: 1000, numberPrecision: 0 },
-	default: 60000,
+	...numberOption('timeout', 'Timeout (Ms)', 60000, { minValue: 1000 }),
 	description:
 		'How long to wait for the service to answer one request. A create that times out is never re-sent automatically, because the service may have carried it out.',
 };
@@ -52,7 +88,11 @@ export interface RunOptions extends ClientOptions {
  * Reads one number option within the editor's limits; blank (or not added) means its default. Throws FieldError.
  * Only a count must be whole: a fractional wait or time-out from an expression is meaningful and kept.
  */
-function readNumberOption(options: IDataObject, option: NumberOption, whole = false): number {
+export function readNumberOption(
+	options: IDataObject,
+	option: NumberOption,
+	whole = false,
+): number {
 	const { minValue, maxValue } = option.typeOptions;
 	const value = optionalNumber(options[option.name], option.displayName, {
 		min: minValue,

@@ -106,14 +106,10 @@ function errorJson(error: NodeError): IDataObject {
 
 function asNodeError(context: IExecuteFunctions, error: unknown, itemIndex: number): NodeError {
 	if (error instanceof FieldError) {
-		return new NodeOperationError(
-			context.getNode(),
-			`Item ${itemIndex}: ${error.field} ${error.problem}`,
-			{
-				itemIndex,
-				description: 'Nothing was sent to the service for this item.',
-			},
-		);
+		return new NodeOperationError(context.getNode(), `Item ${itemIndex}: ${error.message}`, {
+			itemIndex,
+			description: 'Nothing was sent to the service for this item.',
+		});
 	}
 	if (error instanceof NodeApiError || error instanceof NodeOperationError) return error;
 	return new NodeOperationError(context.getNode(), error as Error, { itemIndex });

@@ -1,3 +1,5 @@
+import { isBlank } from './blank';
+
 /**
  * Money is handled in integer cents so that sums are exact (0.1 + 0.2 is 0.30, not 0.30000000000000004),
  * and converted back to a number with at most two decimals only when a request body is built.
@@ -45,10 +47,9 @@ const CURRENCY_SIGN = /\p{Sc}|\b(?:EUR|USD|GBP)\b/iu;
  */
 export function readCents(value: unknown): MoneyReading {
 	if (typeof value === 'number') return centsOfNumber(value);
-	if (value === undefined || value === null) return { problem: 'blank' };
+	if (isBlank(value)) return { problem: 'blank' };
 	if (typeof value !== 'string') return { problem: 'not a number' };
 	const text = value.trim(); // trim() also drops no-break spaces and a byte-order mark
-	if (text === '') return { problem: 'blank' };
 	if (isDecimalText(text)) return centsOfNumber(Number(text));
 	if (COMMA_IN_NUMBER.test(text)) return { problem: 'decimal comma' };
 	if (CURRENCY_SIGN.test(text)) return { problem: 'currency sign' };

@@ -1,17 +1,18 @@
 import type { IDataObject } from 'n8n-workflow';
 
+import { isBlank } from './blank';
 import { fromCents, isDecimalText, MONEY_LIMIT, readCents, type MoneyProblem } from './money';
 
 /**
  * A field that failed validation. Pure helpers throw it; the router turns it into a NodeOperationError that
- * names the field and the item, so the same checks serve every operation.
+ * adds the item ("Item 2: " + this message), so the same checks serve every operation.
  */
 export class FieldError extends Error {
 	constructor(
 		readonly field: string,
 		readonly problem: string,
 	) {
-		super(`${field}: ${problem}`);
+		super(`${field} ${problem}`);
 		this.name = 'FieldError';
 	}
 }
@@ -29,39 +30,30 @@ export function describeValue(value: unknown): string {
 	return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
-// Nothing visible: whitespace, and invisible format characters such as a zero-width space or a byte-order mark.
-const BLANK = /^[\s\p{Cf}]*$/u;
-
 /**
- * Text as given, trimmed; `undefined` when blank (nothing, null, or nothing visible: see BLANK).
+ * An optional text field: the text as given, trimmed; blank means "not given" (`undefined`, so it is not sent).
  * A finite number is written as text (2024 → "2024"); anything else (true, an array, an object) is refused.
  */
-function readText(value: unknown, field: string): string | undefined {
-	if (value === undefined || value === null) return undefined;
+export function optionalText(value: unknown, field: string): string | undefined {
+	if (isBlank(value)) return undefined;
 	if (typeof value === 'number' && Number.isFinite(value)) return String(value);
 	if (typeof value !== 'string')
 		throw new FieldError(field, `must be text, got ${describeValue(value)}`);
-	return BLANK.test(value) ? undefined : value.trim();
+	return value.trim();
 }
 
 export function requireText(value: unknown, field: string): string {
-	const text = readText(value, field);
+	const text = optionalText(value, field);
 	if (text === undefined) {
 		throw new FieldError(field, `is required and must be text, got ${describeValue(value)}`);
 	}
 	return text;
 }
 
-/** An optional text field: blank means "not given" (`undefined`, so it is not sent). */
-export function optionalText(value: unknown, field: string): string | undefined {
-	return readText(value, field);
-}
-
 /** An optional switch: a boolean, or the text "true"/"false" (forms send text); blank means "not given". */
 export function optionalBoolean(value: unknown, field: string): boolean | undefined {
 	if (typeof value === 'boolean') return value;
-	if (value === undefined || value === null) return undefined;
-	if (typeof value === 'string' && BLANK.test(value)) return undefined;
+	if (isBlank(value)) return undefined;
 	const text = typeof value === 'string' ? value.trim().toLowerCase() : undefined;
 	if (text === 'true' || text === 'false') return text === 'true';
 	throw new FieldError(field, `must be true or false, got ${describeValue(value)}`);
@@ -76,8 +68,7 @@ export function optionalNumber(
 	field: string,
 	range: { min: number; max?: number; whole?: boolean },
 ): number | undefined {
-	if (value === undefined || value === null) return undefined;
-	if (typeof value === 'string' && BLANK.test(value)) return undefined;
+	if (isBlank(value)) return undefined;
 	const number =
 		typeof value === 'number'
 			? value

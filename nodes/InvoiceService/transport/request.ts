@@ -51,9 +51,6 @@ export interface PdfDownload {
 	maxBytes: number;
 }
 
-/** The default Max PDF Size: invoices are small, and a runaway download must not fill n8n's memory. */
-export const DEFAULT_MAX_PDF_MB = 50;
-
 /**
  * The one door to the service: base URL from the credential, Bearer auth through n8n's credential injection,
  * time-out, retries only where the service surely did not act, the Bubble envelope, and error mapping.
@@ -114,10 +111,11 @@ export class ServiceClient {
 		return await this.withRetries(call, itemIndex, async () => {
 			const sent = await this.send(request, itemIndex, true);
 			if ('error' in sent) {
-				// Cut by the deadline or broken: the service may have acted, so never sent again (not retryable).
+				// Cut by the deadline, or broken after it reached the service: it may have acted, so it is never sent
+				// again. Only a request that surely never arrived (refused, no such host) is retried.
 				const failure = sent.deadlineHit
 					? deadlineFailure(call, this.options.timeoutMs)
-					: networkFailure(findErrorCode(sent.error), messageOf(sent.error), call);
+					: noAnswerFailure(sent.error, call, false);
 				return { ok: false, failure };
 			}
 			const outcome = interpretResponse(sent.raw);
@@ -167,8 +165,7 @@ export class ServiceClient {
 					if (sent.deadlineHit) {
 						return { ok: false, failure: downloadDeadlineFailure(this.options.timeoutMs) };
 					}
-					const failure = networkFailure(findErrorCode(sent.error), messageOf(sent.error), call);
-					return { ok: false, failure: { ...failure, retryable: true } };
+					return { ok: false, failure: noAnswerFailure(sent.error, call, true) };
 				}
 				const { raw } = sent;
 				if (raw.statusCode < 200 || raw.statusCode > 299) {
@@ -193,8 +190,7 @@ export class ServiceClient {
 					}
 					// The execution was stopped while the file came in: not a service failure.
 					if (sent.signal.aborted) throw body.error;
-					const failure = networkFailure(findErrorCode(body.error), messageOf(body.error), call);
-					return { ok: false, failure: { ...failure, retryable: true } };
+					return { ok: false, failure: noAnswerFailure(body.error, call, true) };
 				}
 				const contentType = raw.headers?.['content-type'];
 				return {
@@ -341,8 +337,11 @@ function originOf(url: string): string {
 	}
 }
 
-function messageOf(error: unknown): string {
-	return error instanceof Error ? error.message : String(error);
+/** A request that got no (whole) HTTP answer. A GET is safe to send again whatever broke; a POST may not be. */
+function noAnswerFailure(error: unknown, call: CallContext, safeToRepeat: boolean): Failure {
+	const message = error instanceof Error ? error.message : String(error);
+	const failure = networkFailure(findErrorCode(error), message, call);
+	return safeToRepeat ? { ...failure, retryable: true } : failure;
 }
 
 type Body = { data: Buffer } | { tooLarge: true; announced?: number } | { error: unknown };

@@ -11,7 +11,6 @@ import {
 	CURRENCIES,
 	FieldError,
 	optionalBoolean,
-	optionalNumber,
 	optionalText,
 	parseLineItems,
 	requireChoice,
@@ -19,8 +18,21 @@ import {
 	requireCustomerId,
 	requirePositiveAmountCents,
 } from '../../helpers/validate';
-import { DEFAULT_MAX_PDF_MB, type ServiceClient } from '../../transport/request';
-import { runOptions } from '../common.descriptions';
+import type { ServiceClient } from '../../transport/request';
+import {
+	numberOption,
+	type NumberOption,
+	readNumberOption,
+	runOptions,
+} from '../common.descriptions';
+
+// Invoices are small, and a runaway download must not fill n8n's memory.
+const maxPdfSize: NumberOption = {
+	...numberOption('maxPdfSize', 'Max PDF Size (MB)', 50, { minValue: 1 }),
+	displayOptions: { show: { downloadPdf: [true] } },
+	description:
+		'A larger PDF is refused: the download stops at this size (1 MB = 1,048,576 bytes) and the item fails, saying the invoice was created',
+};
 
 const properties: INodeProperties[] = [
 	{
@@ -168,16 +180,7 @@ const properties: INodeProperties[] = [
 				displayOptions: { show: { downloadPdf: [true] } },
 				description: 'The name of the output binary field to put the PDF in. Empty means "data".',
 			},
-			{
-				displayName: 'Max PDF Size (MB)',
-				name: 'maxPdfSize',
-				type: 'number',
-				typeOptions: { minValue: 1, numberPrecision: 0 },
-				default: DEFAULT_MAX_PDF_MB,
-				displayOptions: { show: { downloadPdf: [true] } },
-				description:
-					'A larger PDF is refused: the download stops at this size (1 MB = 1,048,576 bytes) and the item fails, saying the invoice was created',
-			},
+			maxPdfSize,
 			...runOptions,
 		],
 	},
@@ -186,16 +189,19 @@ const properties: INodeProperties[] = [
 const displayOptions = { show: { resource: ['invoice'], operation: ['create'] } };
 
 /** The spec does not name the e-mail switch; this is the field we send (documented in the README). */
-export const SEND_EMAIL_FIELD = 'send_email';
+const SEND_EMAIL_FIELD = 'send_email';
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
+/** How the Operation selector lists it. */
+export const option = {
+	name: 'Create',
+	description: 'Create an invoice for a customer: the service makes a PDF and can e-mail it',
+	action: 'Create an invoice',
+};
+
 /** Reads and validates one item's fields into the create-invoice request body; throws FieldError. */
-export function buildBody(
-	this: IExecuteFunctions,
-	itemIndex: number,
-	options: IDataObject,
-): IDataObject {
+function buildBody(this: IExecuteFunctions, itemIndex: number, options: IDataObject): IDataObject {
 	const customerId = requireCustomerId(
 		this.getNodeParameter('customerId', itemIndex, ''),
 		'Customer ID',
@@ -268,8 +274,7 @@ export function prepare(this: IExecuteFunctions, itemIndex: number): InvoiceRequ
 	const binaryPropertyName = optionalBoolean(options.downloadPdf, 'Download PDF')
 		? (optionalText(options.binaryPropertyName, 'Put PDF in Field') ?? 'data')
 		: undefined;
-	const maxPdfMb =
-		optionalNumber(options.maxPdfSize, 'Max PDF Size (MB)', { min: 1 }) ?? DEFAULT_MAX_PDF_MB;
+	const maxPdfMb = readNumberOption(options, maxPdfSize);
 	return { body, binaryPropertyName, maxPdfMb };
 }
 
