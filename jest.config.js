@@ -27,6 +27,7 @@ module.exports = {
 		{ ...base, displayName: 'sandbox', testMatch: ['<rootDir>/test/sandbox/**/*.test.ts'] },
 		{ ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
 		{ ...base, displayName: 'mcp', testMatch: ['<rootDir>/test/e2e-mcp/**/*.test.ts'] },
+		{ ...base, displayName: 'release', testMatch: ['<rootDir>/test/release/**/*.test.ts'] },
 		{ ...base, displayName: 'queue', testMatch: ['<rootDir>/test/e2e-scale/**/*.test.ts'] },
 		{
 			...base,

@@ -7,10 +7,12 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
-// The credential test runs as a declarative request, so the Base URL is normalised by an expression that
-// matches helpers/baseUrl.ts: trim, drop trailing slashes, append /api/1.1/wf when it is missing.
-const NORMALISED_BASE_URL =
-	'={{ $credentials.baseUrl.trim().replace(/\\/+$/, "").replace(/(\\/api\\/1\\.1\\/wf)?$/, "/api/1.1/wf") }}';
+import { baseUrlExpression } from '../nodes/InvoiceService/helpers/baseUrl';
+
+// The Test request is declarative, so its URL can only be an n8n expression: it is written from the same steps
+// the node uses (helpers/baseUrl.ts). A refused Base URL makes the expression throw; n8n's tester does not show
+// that message (it reports ERR_INVALID_URL), but the Test fails before anything is sent.
+const NORMALISED_BASE_URL = `={{ ${baseUrlExpression('$credentials.baseUrl')} }}`;
 
 /** Statuses that make the Test button fail, with what the user should do about each. */
 const TEST_FAILURES: Array<[number, string]> = [
@@ -35,7 +37,8 @@ export class InvoiceServiceApi implements ICredentialType {
 
 	icon: Icon = { light: 'file:invoiceService.svg', dark: 'file:invoiceService.dark.svg' };
 
-	documentationUrl = 'https://www.npmjs.com/package/n8n-nodes-invoice-service#credentials';
+	documentationUrl =
+		'https://www.npmjs.com/package/n8n-nodes-invoice-service#credentials-invoice-service-api';
 
 	properties: INodeProperties[] = [
 		{
@@ -46,7 +49,7 @@ export class InvoiceServiceApi implements ICredentialType {
 			required: true,
 			placeholder: 'https://your-app.bubbleapps.io/api/1.1/wf',
 			description:
-				"The address of the service's workflow API. The app address alone works too: /api/1.1/wf is added. For the development version use https://your-app.bubbleapps.io/version-test.",
+				"The address of the service's workflow API. The app address alone works too (/api/1.1/wf is added), and so does a pasted create-customer or create-invoice endpoint URL. For the development version use https://your-app.bubbleapps.io/version-test.",
 		},
 		{
 			displayName: 'API Key',

@@ -1,149 +1,167 @@
-// Command-line flags and SANDBOX_* environment variables → Partial<SandboxOptions>. Flags win over env.
-import type { SandboxOptions } from './server';
+// Command-line flags and SANDBOX_* environment variables → SandboxStartOptions. Flags win over env.
+import type { FaultKind, SandboxStartOptions } from './options';
+
+export type CliOptions = SandboxStartOptions & { help?: boolean };
+type Parsed = CliOptions & { ratePerSecond?: number; rateBurst?: number };
 
 interface Setting {
 	flag: string;
 	env: string;
 	help: string;
-	apply: (o: Parsed, value: string) => void;
+	apply: (parsed: Parsed, value: string) => void;
 }
 
-export type CliOptions = Partial<SandboxOptions> & { help?: boolean };
-type Parsed = CliOptions & { ratePerSecond?: number; rateBurst?: number };
+type NumericKey =
+	| 'port'
+	| 'latencyMs'
+	| 'jitterMs'
+	| 'ratePerSecond'
+	| 'rateBurst'
+	| 'slowMs'
+	| 'trickleMs'
+	| 'pdfOversizeBytes'
+	| 'seed';
 
-function num(
-	name: string,
+interface Limits {
+	min?: number;
+	max?: number;
+	integer?: boolean;
+}
+
+function parseNumber(
+	flag: string,
 	value: string,
-	{ min = 0, max = Infinity, integer = false } = {},
+	{ min = 0, max = Infinity, integer = false }: Limits = {},
 ): number {
-	const n = Number(value);
+	const number = Number(value);
 	if (
 		value.trim() === '' ||
-		!Number.isFinite(n) ||
-		n < min ||
-		n > max ||
-		(integer && !Number.isInteger(n))
+		!Number.isFinite(number) ||
+		number < min ||
+		number > max ||
+		(integer && !Number.isInteger(number))
 	) {
-		throw new Error(
-			`${name} must be ${integer ? 'an integer' : 'a number'} between ${min} and ${max}, got "${value}"`,
-		);
+		const kind = integer ? 'an integer' : 'a number';
+		throw new Error(`${flag} must be ${kind} between ${min} and ${max}, got "${value}"`);
 	}
-	return n;
+	return number;
 }
 
-function fault(key: keyof SandboxOptions['faults'], flag: string): Setting {
+/** A setting whose environment variable is SANDBOX_ + the flag's name (`--slow-ms` → SANDBOX_SLOW_MS). */
+function setting(flag: string, help: string, apply: Setting['apply']): Setting {
 	const env = `SANDBOX_${flag.replace(/^--/, '').replace(/-/g, '_').toUpperCase()}`;
-	return {
+	return { flag, env, help, apply };
+}
+
+function numeric(flag: string, key: NumericKey, help: string, limits?: Limits): Setting {
+	return setting(flag, help, (parsed, value) => {
+		parsed[key] = parseNumber(flag, value, limits);
+	});
+}
+
+/** One of `choices` (each mapped to its option value). */
+function choice<Value>(
+	flag: string,
+	choices: Record<string, Value>,
+	help: string,
+	set: (parsed: Parsed, value: Value) => void,
+): Setting {
+	return setting(flag, help, (parsed, value) => {
+		const names = Object.keys(choices);
+		if (!names.includes(value)) {
+			const listed = `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`;
+			throw new Error(`${flag} must be ${listed}, got "${value}"`);
+		}
+		set(parsed, choices[value]);
+	});
+}
+
+function fault(kind: FaultKind, flag: string): Setting {
+	return setting(
 		flag,
-		env,
-		help: `rate 0..1 of create-* requests answered with the ${key} fault`,
-		apply: (o, v) => {
-			o.faults = {
-				...(o.faults ?? {}),
-				[key]: num(flag, v, { max: 1 }),
-			} as SandboxOptions['faults'];
+		`rate 0..1 of create-* requests answered with the ${kind} fault`,
+		(parsed, value) => {
+			parsed.faults = { ...parsed.faults, [kind]: parseNumber(flag, value, { max: 1 }) };
 		},
-	};
+	);
 }
 
 export const SETTINGS: Setting[] = [
-	{
-		flag: '--port',
-		env: 'SANDBOX_PORT',
-		help: 'port to listen on (0 = any free port; default 8787)',
-		apply: (o, v) => (o.port = num('--port', v, { max: 65535, integer: true })),
-	},
-	{
-		flag: '--host',
-		env: 'SANDBOX_HOST',
-		help: 'interface to listen on (default 127.0.0.1)',
-		apply: (o, v) => (o.host = v),
-	},
-	{
-		flag: '--style',
-		env: 'SANDBOX_STYLE',
-		help: 'plain | bubble (bubble wraps success as {status:"success",response} and uses Bubble error shapes)',
-		apply: (o, v) => {
-			if (v !== 'plain' && v !== 'bubble')
-				throw new Error(`--style must be plain or bubble, got "${v}"`);
-			o.style = v;
-		},
-	},
-	{
-		flag: '--latency',
-		env: 'SANDBOX_LATENCY',
-		help: 'fixed latency per answer in ms',
-		apply: (o, v) => (o.latencyMs = num('--latency', v)),
-	},
-	{
-		flag: '--jitter',
-		env: 'SANDBOX_JITTER',
-		help: 'uniform jitter ± ms around the latency',
-		apply: (o, v) => (o.jitterMs = num('--jitter', v)),
-	},
-	{
-		flag: '--rate',
-		env: 'SANDBOX_RATE',
-		help: 'token bucket refill per second for create-* (0 = no limit)',
-		apply: (o, v) => (o.ratePerSecond = num('--rate', v)),
-	},
-	{
-		flag: '--burst',
-		env: 'SANDBOX_BURST',
-		help: 'token bucket size (default = rate)',
-		apply: (o, v) => (o.rateBurst = num('--burst', v, { min: 1 })),
-	},
+	numeric('--port', 'port', 'port to listen on (0 = any free port; default 8787)', {
+		max: 65535,
+		integer: true,
+	}),
+	setting('--host', 'interface to listen on (default 127.0.0.1)', (parsed, value) => {
+		parsed.host = value;
+	}),
+	choice(
+		'--style',
+		{ plain: 'plain', bubble: 'bubble' } as const,
+		'plain | bubble (bubble wraps success as {status:"success",response} and uses Bubble error shapes)',
+		(parsed, style) => (parsed.style = style),
+	),
+	numeric('--latency', 'latencyMs', 'fixed latency per answer in ms'),
+	numeric('--jitter', 'jitterMs', 'uniform jitter ± ms around the latency'),
+	numeric('--rate', 'ratePerSecond', 'token bucket refill per second for create-* (0 = no limit)'),
+	numeric('--burst', 'rateBurst', 'token bucket size (default = rate)', { min: 1 }),
 	fault('http500', '--fault-500'),
 	fault('html502', '--fault-502'),
 	fault('resetBefore', '--fault-reset-before'),
 	fault('resetAfter', '--fault-reset-after'),
 	fault('slow', '--fault-slow'),
-	{
-		flag: '--slow-ms',
-		env: 'SANDBOX_SLOW_MS',
-		help: 'how long a "slow" fault waits (default 30000)',
-		apply: (o, v) => (o.slowMs = num('--slow-ms', v)),
-	},
-	{
-		flag: '--pdf-origin',
-		env: 'SANDBOX_PDF_ORIGIN',
-		help: 'same | other (other = PDFs served by a second listener on another port)',
-		apply: (o, v) => {
-			if (v !== 'same' && v !== 'other')
-				throw new Error(`--pdf-origin must be same or other, got "${v}"`);
-			o.pdfOrigin = v;
+	fault('trickle', '--fault-trickle'),
+	numeric('--slow-ms', 'slowMs', 'how long a "slow" fault waits (default 30000)'),
+	numeric(
+		'--trickle-ms',
+		'trickleMs',
+		'how long a trickled body takes (create-* trickle fault, PDF trickle; default 120000)',
+	),
+	choice(
+		'--pdf-fault',
+		{ trickle: 'trickle', oversized: 'oversized', endless: 'endless', none: null } as const,
+		'trickle | oversized | endless | none: what every GET of a PDF does',
+		(parsed, pdfFault) => (parsed.pdfFault = pdfFault),
+	),
+	numeric(
+		'--pdf-oversize-bytes',
+		'pdfOversizeBytes',
+		'size of the oversized PDF fault (default 67108864 = 64 MiB)',
+		{ min: 1, integer: true },
+	),
+	choice(
+		'--pdf-origin',
+		{ same: 'same', other: 'other' } as const,
+		'same | other (other = PDFs served by a second listener on another port)',
+		(parsed, origin) => (parsed.pdfOrigin = origin),
+	),
+	setting(
+		'--outbox',
+		'directory for the .eml files of send_email (default: a temp dir)',
+		(parsed, value) => {
+			parsed.outboxDir = value;
 		},
-	},
-	{
-		flag: '--outbox',
-		env: 'SANDBOX_OUTBOX',
-		help: 'directory for the .eml files of send_email (default: a temp dir)',
-		apply: (o, v) => (o.outboxDir = v),
-	},
-	{
-		flag: '--key',
-		env: 'SANDBOX_KEY',
-		help: 'accepted API key; repeat the flag or separate with commas for several (default sandbox-key-1234)',
-		apply: (o, v) => {
-			const keys = v
+	),
+	setting(
+		'--key',
+		'accepted API key; repeat the flag or separate with commas for several (default sandbox-key-1234)',
+		(parsed, value) => {
+			const keys = value
 				.split(',')
-				.map((k) => k.trim())
-				.filter((k) => k !== '');
+				.map((key) => key.trim())
+				.filter((key) => key !== '');
 			if (keys.length === 0) throw new Error('--key must not be empty');
-			o.apiKeys = [...(o.apiKeys ?? []), ...keys];
+			parsed.apiKeys = [...(parsed.apiKeys ?? []), ...keys];
 		},
-	},
-	{
-		flag: '--seed',
-		env: 'SANDBOX_SEED',
-		help: 'seed for deterministic fault and jitter draws',
-		apply: (o, v) => (o.seed = num('--seed', v, { min: -Infinity, integer: true })),
-	},
+	),
+	numeric('--seed', 'seed', 'seed for deterministic fault and jitter draws', {
+		min: -Infinity,
+		integer: true,
+	}),
 ];
 
 export function usage(): string {
 	const lines = SETTINGS.map(
-		(s) => `  ${(s.flag + ' <v>').padEnd(26)} ${s.env.padEnd(28)} ${s.help}`,
+		({ flag, env, help }) => `  ${(flag + ' <v>').padEnd(26)} ${env.padEnd(28)} ${help}`,
 	);
 	return [
 		'Usage: npm run sandbox -- [flags]   (each flag also as an environment variable)',
@@ -159,34 +177,33 @@ export function parseCliConfig(
 	env: Record<string, string | undefined>,
 ): CliOptions {
 	const fromEnv: Parsed = {};
-	for (const s of SETTINGS) {
-		const v = env[s.env];
-		if (v !== undefined && v !== '') s.apply(fromEnv, v);
+	for (const { env: name, apply } of SETTINGS) {
+		const value = env[name];
+		if (value !== undefined && value !== '') apply(fromEnv, value);
 	}
 	const fromArgs: Parsed = {};
-	for (let i = 0; i < argv.length; i++) {
-		const arg = argv[i];
-		if (arg === '--help' || arg === '-h') {
+	for (let index = 0; index < argv.length; index++) {
+		const argument = argv[index];
+		if (argument === '--help' || argument === '-h') {
 			fromArgs.help = true;
 			continue;
 		}
-		const eq = arg.indexOf('=');
-		const flag = eq === -1 ? arg : arg.slice(0, eq);
-		const setting = SETTINGS.find((s) => s.flag === flag);
-		if (!setting) throw new Error(`unknown flag ${arg} (see --help)`);
+		const equals = argument.indexOf('=');
+		const flag = equals === -1 ? argument : argument.slice(0, equals);
+		const found = SETTINGS.find((candidate) => candidate.flag === flag);
+		if (!found) throw new Error(`unknown flag ${argument} (see --help)`);
 		let value: string | undefined;
-		if (eq !== -1) value = arg.slice(eq + 1);
+		if (equals !== -1) value = argument.slice(equals + 1);
 		else {
-			value = argv[i + 1];
-			i++;
+			value = argv[index + 1];
+			index++;
 		}
 		if (value === undefined) throw new Error(`${flag} needs a value`);
-		setting.apply(fromArgs, value);
+		found.apply(fromArgs, value);
 	}
 	const merged: Parsed = { ...fromEnv, ...fromArgs };
 	const { ratePerSecond, rateBurst, ...out } = merged;
-	if (fromEnv.faults || fromArgs.faults)
-		out.faults = { ...fromEnv.faults, ...fromArgs.faults } as SandboxOptions['faults'];
+	if (fromEnv.faults || fromArgs.faults) out.faults = { ...fromEnv.faults, ...fromArgs.faults };
 	if (ratePerSecond !== undefined && ratePerSecond > 0) {
 		out.rateLimit = { perSecond: ratePerSecond, burst: rateBurst ?? Math.max(1, ratePerSecond) };
 	}

@@ -4,7 +4,8 @@
 set -euo pipefail
 
 CHROMIUM=/usr/bin/chromium
-if [ -x "$CHROMIUM" ]; then
+# A browser named by INVOICE_SERVICE_CHROMIUM (e.g. google-chrome on Ubuntu runners) needs no install.
+if [ -x "$CHROMIUM" ] || [ -x "${INVOICE_SERVICE_CHROMIUM:-}" ]; then
 	exit 0
 fi
 

@@ -6,7 +6,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/node24.sh
 mkdir -p test-output
 rm -f test-output/jest.json test-output/summary.txt
-npx jest --runInBand --json --outputFile=test-output/jest.json "$@"
+# One test file at a time (the real-n8n suites must not overlap), in one worker process that jest replaces when
+# it has grown past 2 GB: in one process, every file's fresh copy of n8n-core adds up, and the whole suite ran
+# out of heap (4 GB) once.
+npx jest --maxWorkers=1 --workerIdleMemoryLimit=2GB --json --outputFile=test-output/jest.json "$@"
 status=$?
 node -e '
   const fs = require("fs");

@@ -9,6 +9,7 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import * as customer from './actions/customer';
 import * as invoice from './actions/invoice';
 import { router } from './actions/router';
+import { isToolRun, toolAnswers, withToolDefaults } from './actions/tool';
 
 export class InvoiceService implements INodeType {
 	description: INodeTypeDescription = {
@@ -37,12 +38,13 @@ export class InvoiceService implements INodeType {
 				],
 				default: 'customer',
 			},
-			...customer.description,
-			...invoice.description,
+			// In the generated tool variant, the fields start as arguments the model fills (see actions/tool.ts).
+			...withToolDefaults([...customer.description, ...invoice.description]),
 		],
 	};
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return await router.call(this);
+		const output = await router.call(this);
+		return isToolRun(this) ? toolAnswers(this, output) : output;
 	}
 }

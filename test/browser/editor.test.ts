@@ -465,6 +465,61 @@ describe(`Invoice Service in n8n ${VERSION}'s editor (Chromium)`, () => {
 		await screenshot(page, 'run-output-pdf.jpg');
 		console.log(`[browser] all steps done after ${Date.now() - started} ms`);
 	});
+
+	test('as an AI tool: every field starts as "defined automatically by the model", with its format', async () => {
+		const cred = await server.rest('POST', '/credentials', {
+			name: 'Invoice Service (agent)',
+			type: CREDENTIAL_TYPE,
+			data: { baseUrl: sandbox.rootUrl, apiKey: sandbox.apiKey, allowHttp: false },
+		});
+		const credId = (cred.body as { id?: string }).id;
+		const tool = 'Create an invoice in Invoice Service';
+		// What a user has after adding "Invoice Service Tool" to an MCP Server Trigger and picking the action and
+		// the credential: no field typed.
+		const id = await newWorkflow(
+			'Invoice tools for agents',
+			[
+				{
+					id: 'mcp',
+					name: 'MCP Server Trigger',
+					type: '@n8n/n8n-nodes-langchain.mcpTrigger',
+					typeVersion: 2,
+					position: [240, 0],
+					parameters: { path: 'invoice-tools' },
+					webhookId: '0b0c0d0e-0000-4000-8000-0000000000bb',
+				},
+				{
+					id: 'tool',
+					name: tool,
+					type: `${NODE_TYPE}Tool`,
+					typeVersion: 1,
+					position: [240, 240],
+					credentials: {
+						[CREDENTIAL_TYPE]: { id: credId, name: 'Invoice Service (agent)' },
+					},
+					parameters: { resource: 'invoice', operation: 'create' },
+				},
+			],
+			{ [tool]: { ai_tool: [[{ node: 'MCP Server Trigger', type: 'ai_tool', index: 0 }]] } },
+		);
+		await openWorkflow(page, server.url, id);
+		await page
+			.locator('[data-test-id="canvas-node"]', { hasText: 'Invoice Service' })
+			.first()
+			.dblclick();
+		const params = page.locator('[data-test-id="ndv"] [data-test-id="node-parameters"]');
+		await params.waitFor();
+		const overrides = params.locator('[data-test-id="fromAI-override-field"]');
+		await waitForCount(overrides, 3);
+		for (const text of await overrides.allInnerTexts()) {
+			expect(text).toMatch(/Defined automatically by the\s+model/);
+		}
+		expect(await labelOf(params, 'customerId')).toBe('Customer ID');
+		expect(await labelOf(params, 'currency')).toBe('Currency');
+		expect(await labelOf(params, 'lineItemsJson')).toBe('Line Items (JSON)');
+		await screenshot(page, 'agent-tool.jpg');
+		await page.locator('[data-test-id="ndv-close-button"]').click();
+	});
 });
 
 async function waitForCount(locator: Locator, count: number, timeoutMs = 20_000): Promise<void> {

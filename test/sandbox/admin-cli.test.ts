@@ -84,6 +84,31 @@ describe('admin endpoints', () => {
 		expect((await call(`${sb.rootUrl}/__admin/config`)).json.style).toBe('plain');
 	});
 
+	it('POST /__admin/config sets the stream faults; GET /__admin/stats reports them and the open sockets', async () => {
+		sb.reset();
+		const patch = {
+			pdfFault: 'oversized',
+			pdfOversizeBytes: 2048,
+			trickleMs: 10,
+			faults: { trickle: 0.5 },
+		};
+		const res = await call(`${sb.rootUrl}/__admin/config`, { body: patch });
+		expect(res.status).toBe(200);
+		expect(res.json.config).toMatchObject({ ...patch, faults: { http500: 0, trickle: 0.5 } });
+		const cleared = await call(`${sb.rootUrl}/__admin/config`, {
+			body: { pdfFault: null, faults: { trickle: 0 } },
+		});
+		expect(cleared.json.config).toMatchObject({ pdfFault: null, pdfOversizeBytes: 2048 });
+		const stats = (await call(`${sb.rootUrl}/__admin/stats`)).json;
+		expect(stats).toMatchObject({
+			abortedResponses: 0,
+			pdfFaults: { trickle: 0, oversized: 0, endless: 0 },
+			faults: { trickle: 0 },
+		});
+		// The admin request's own socket is open while it is answered.
+		expect(stats.openConnections).toBeGreaterThanOrEqual(1);
+	});
+
 	it.each([
 		[{ port: 1 }, 'port'],
 		[{ pdfOrigin: 'other' }, 'pdfOrigin'],
@@ -93,6 +118,10 @@ describe('admin endpoints', () => {
 		[{ faults: { http500: 0.6, html502: 0.6 } }, 'add up'],
 		[{ faults: { meteor: 0.1 } }, 'meteor'],
 		[{ latencyMs: -1 }, 'latencyMs'],
+		[{ trickleMs: -1 }, 'trickleMs'],
+		[{ pdfFault: 'slowly' }, 'pdfFault'],
+		[{ pdfOversizeBytes: 0 }, 'pdfOversizeBytes'],
+		[{ faults: { trickle: 0.6, slow: 0.6 } }, 'add up'],
 	])('rejects the patch %j with 400 naming %s', async (patch, word) => {
 		const before = sb.config();
 		const res = await call(`${sb.rootUrl}/__admin/config`, { body: patch });
@@ -118,7 +147,19 @@ describe('options', () => {
 			pdfOrigin: 'same',
 			slowMs: 30000,
 		});
-		expect(o.faults).toEqual({ http500: 0, html502: 0, resetBefore: 0, resetAfter: 0, slow: 0 });
+		expect(o.faults).toEqual({
+			http500: 0,
+			html502: 0,
+			resetBefore: 0,
+			resetAfter: 0,
+			slow: 0,
+			trickle: 0,
+		});
+		expect(o).toMatchObject({
+			trickleMs: 120000,
+			pdfFault: null,
+			pdfOversizeBytes: 64 * 1024 * 1024,
+		});
 		expect(o.rateLimit).toBeUndefined();
 	});
 
@@ -162,6 +203,24 @@ describe('CLI configuration', () => {
 			apiKeys: ['k-one', 'k-two'],
 		});
 		expect(parseCliConfig(['--rate', '5'], {}).rateLimit).toEqual({ perSecond: 5, burst: 5 });
+		expect(
+			parseCliConfig(
+				['--fault-trickle', '0.1', '--pdf-fault=endless', '--pdf-oversize-bytes', '1024'],
+				{
+					SANDBOX_TRICKLE_MS: '500',
+					SANDBOX_FAULT_TRICKLE: '0.5',
+					SANDBOX_PDF_FAULT: 'trickle',
+				},
+			),
+		).toEqual({
+			trickleMs: 500,
+			faults: { trickle: 0.1 },
+			pdfFault: 'endless',
+			pdfOversizeBytes: 1024,
+		});
+		expect(
+			parseCliConfig(['--pdf-fault', 'none'], { SANDBOX_PDF_FAULT: 'oversized' }).pdfFault,
+		).toBeNull();
 		expect(parseCliConfig(['--rate', '0'], { SANDBOX_RATE: '5' }).rateLimit).toBeUndefined();
 	});
 
@@ -171,6 +230,9 @@ describe('CLI configuration', () => {
 		[['--fault-502', '1.5']],
 		[['--port']],
 		[['--port', 'abc']],
+		[['--pdf-fault', 'slowly']],
+		[['--pdf-oversize-bytes', '1.5']],
+		[['--trickle-ms', '-1']],
 	])('rejects %j', (argv) => {
 		expect(() => parseCliConfig(argv, {})).toThrow();
 	});

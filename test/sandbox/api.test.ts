@@ -246,6 +246,12 @@ describe('malformed requests', () => {
 		const wf = await call(`${sb.baseUrl}/delete-customer`, { key: sb.apiKey, body: {} });
 		expect(wf.status).toBe(404);
 		expect(wf.json.message).toContain('delete-customer');
+		// Only the operations in the sandbox's table exist: no name falls through to another operation.
+		for (const name of ['constructor', '__proto__', 'toString', 'create-invoice-x', '']) {
+			const unknown = await call(`${sb.baseUrl}/${name}`, { key: sb.apiKey, body: {} });
+			expect(unknown.status).toBe(404);
+		}
+		expect(sb.stats().invoices).toBe(0);
 		const page = await call(`${sb.rootUrl}/api/1.1/obj/customer`);
 		expect(page.status).toBe(404);
 		expect(page.headers.get('content-type')).toMatch(/^text\/html/);

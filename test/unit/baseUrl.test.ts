@@ -1,39 +1,128 @@
+import { Workflow, type INode, type INodeTypes } from 'n8n-workflow';
+
+import { InvoiceServiceApi } from '../../credentials/InvoiceServiceApi.credentials';
 import {
+	baseUrlExpression,
 	checkBaseUrl,
 	isLoopbackHost,
 	normalizeBaseUrl,
+	resolveBaseUrl,
 } from '../../nodes/InvoiceService/helpers/baseUrl';
 
+const WF = 'https://app.example.com/api/1.1/wf';
+const TEST_WF = 'https://app.example.com/version-test/api/1.1/wf';
+
+/** Every paste shape whose meaning is certain, and what it means. */
+const SHAPES: Array<[string, string]> = [
+	['https://app.example.com', WF],
+	['https://app.example.com/', WF],
+	['  https://app.example.com/api/1.1/wf/  ', WF],
+	['\thttps://app.example.com/api/1.1/wf\n', WF],
+	[WF, WF],
+	['https://app.example.com/version-test', TEST_WF],
+	['https://app.example.com/version-test/api/1.1/wf//', TEST_WF],
+	// a pasted endpoint of either operation
+	['https://app.example.com/api/1.1/wf/create-customer', WF],
+	['https://app.example.com/api/1.1/wf/create-invoice', WF],
+	['https://app.example.com/api/1.1/wf/create-invoice/', WF],
+	['https://app.example.com/version-test/api/1.1/wf/create-customer', TEST_WF],
+	['https://app.example.com/api/1.1/wf//create-customer', WF],
+	['https://app.example.com/api/1.1/wf/Create-Invoice', WF],
+	// query strings and fragments (a query may carry api_token: it is dropped)
+	['https://app.example.com/api/1.1/wf?api_token=abc', WF],
+	['https://app.example.com/api/1.1/wf/create-customer?debug=true', WF],
+	['https://app.example.com/api/1.1/wf/#section', WF],
+	['https://app.example.com/version-test/?x=1#top', TEST_WF],
+	['https://app.example.com/api/1.1/wf/create-invoice/?a=b#c', WF],
+	// the API root without /wf, and no scheme at all
+	['https://app.example.com/api/1.1', WF],
+	['https://app.example.com/api/1.1/', WF],
+	['app.example.com', WF],
+	['app.example.com/api/1.1/wf/create-customer', WF],
+	['HTTPS://app.example.com/api/1.1/wf', 'HTTPS://app.example.com/api/1.1/wf'],
+	['http://127.0.0.1:8787', 'http://127.0.0.1:8787/api/1.1/wf'],
+	['localhost:8787/api/1.1/wf', 'https://localhost:8787/api/1.1/wf'],
+	// a reverse proxy's path prefix is kept
+	['https://proxy.example.com/invoices', 'https://proxy.example.com/invoices/api/1.1/wf'],
+];
+
+/** URLs that are plainly not the workflow API, and the words the refusal must contain. */
+const REFUSED: Array<[string, RegExp]> = [
+	['https://app.example.com/api/1.1/obj/customer', /Data API \(\/api\/1\.1\/obj\)/],
+	['https://app.example.com/api/1.1/obj', /Data API/],
+	['https://app.example.com/version-test/api/1.1/obj/invoice/123?x=1', /Data API/],
+	['https://app.example.com/api/1.1/meta', /is not the workflow API/],
+	['https://app.example.com/api/1.1/meta/swagger.json', /is not the workflow API/],
+	['https://app.example.com/api/1.1/wf/send-reminder', /names another workflow/],
+	['https://app.example.com/api/1.1/wf/create-customer/extra', /names another workflow/],
+	['https://bubble.io/page?name=index&id=my-app', /Bubble editor/],
+	['https://www.bubble.io', /Bubble editor/],
+	['', /is empty/],
+	['   ', /is empty/],
+];
+
 describe('normalizeBaseUrl', () => {
-	it.each([
-		['https://app.example.com', 'https://app.example.com/api/1.1/wf'],
-		['https://app.example.com/', 'https://app.example.com/api/1.1/wf'],
-		['  https://app.example.com/api/1.1/wf/  ', 'https://app.example.com/api/1.1/wf'],
-		['https://app.example.com/api/1.1/wf', 'https://app.example.com/api/1.1/wf'],
-		['https://app.example.com/version-test', 'https://app.example.com/version-test/api/1.1/wf'],
-		[
-			'https://app.example.com/version-test/api/1.1/wf//',
-			'https://app.example.com/version-test/api/1.1/wf',
-		],
-	])('%s → %s', (input, expected) => {
-		expect(normalizeBaseUrl(input)).toBe(expected);
+	it.each(SHAPES)('%j → %s', (input, expected) => {
+		expect(normalizeBaseUrl(input)).toEqual({ url: expected });
 	});
 
-	it('agrees with the expression the credential test uses', () => {
-		// Same regexes as NORMALISED_BASE_URL in the credential (evaluated by n8n there).
-		const expression = (url: string) =>
-			url
-				.trim()
-				.replace(/\/+$/, '')
-				.replace(/(\/api\/1\.1\/wf)?$/, '/api/1.1/wf');
-		for (const input of [
-			'https://a.io',
-			'https://a.io/',
-			'https://a.io/api/1.1/wf/',
-			'https://a.io/version-test',
-		]) {
-			expect(expression(input)).toBe(normalizeBaseUrl(input));
+	it.each(REFUSED)('refuses %j, naming the Base URL', (input, words) => {
+		const reading = normalizeBaseUrl(input);
+		expect(reading).toEqual({ problem: expect.stringMatching(words) });
+		expect((reading as { problem: string }).problem).toContain(`The Base URL "${input.trim()}"`);
+	});
+
+	it('never repeats a query string, which may carry a token, in a refusal', () => {
+		expect(normalizeBaseUrl('https://app.example.com/api/1.1/wf?api_token=abc')).toEqual({
+			url: WF,
+		});
+	});
+});
+
+describe('the credential Test reads the Base URL with the same steps, in n8n’s expression engine', () => {
+	const node: INode = {
+		id: 'n',
+		name: 'Test',
+		type: 'test',
+		typeVersion: 1,
+		position: [0, 0],
+		parameters: {},
+	};
+	const nodeTypes = { getByName: () => undefined, getByNameAndVersion: () => undefined };
+	const workflow = new Workflow({
+		nodes: [node],
+		connections: {},
+		active: false,
+		nodeTypes: nodeTypes as unknown as INodeTypes,
+	});
+	const credentialTestUrl = new InvoiceServiceApi().test.request.baseURL as string;
+	const evaluate = (baseUrl: string) =>
+		workflow.expression.getSimpleParameterValue(node, credentialTestUrl, 'internal', {
+			$credentials: { baseUrl },
+		} as never);
+
+	it('is the expression written from the steps', () => {
+		expect(credentialTestUrl).toBe(`={{ ${baseUrlExpression('$credentials.baseUrl')} }}`);
+	});
+
+	it.each(SHAPES)('%j → %s', (input, expected) => {
+		expect(evaluate(input)).toBe(expected);
+	});
+
+	// The expression throws the node's sentence. n8n swallows errors thrown inside a credential test's
+	// expression (this engine, and the real credential tester of 1.x and 2.x: test/e2e/base-url.test.ts), which
+	// leaves the Test request without a URL: it fails and nothing is sent.
+	it.each(REFUSED)('refuses %j: no URL to send to', (input) => {
+		let value: unknown;
+		try {
+			value = evaluate(input);
+		} catch (error) {
+			expect((error as Error).message).toContain(
+				(normalizeBaseUrl(input) as { problem: string }).problem,
+			);
+			return;
 		}
+		expect(value ?? undefined).toBeUndefined();
 	});
 });
 
@@ -57,7 +146,7 @@ describe('checkBaseUrl', () => {
 	});
 
 	it('explains a URL that is not one', () => {
-		expect(checkBaseUrl('app.example.com/api/1.1/wf', false)).toMatch(/not a valid URL/);
+		expect(checkBaseUrl('https://exa mple.com/api/1.1/wf', false)).toMatch(/not a valid URL/);
 		expect(checkBaseUrl('ftp://app.example.com/api/1.1/wf', false)).toMatch(
 			/must start with https/,
 		);
@@ -68,5 +157,22 @@ describe('checkBaseUrl', () => {
 		expect(isLoopbackHost('localhost')).toBe(true);
 		expect(isLoopbackHost('128.0.0.1')).toBe(false);
 		expect(isLoopbackHost('127.example.com')).toBe(false);
+	});
+});
+
+describe('resolveBaseUrl', () => {
+	it('normalises, then checks', () => {
+		expect(resolveBaseUrl('app.example.com/api/1.1/wf/create-invoice?x=1', false)).toEqual({
+			url: WF,
+		});
+		expect(resolveBaseUrl('http://app.example.com', false)).toEqual({
+			problem: expect.stringMatching(/plain http/),
+		});
+		expect(resolveBaseUrl('ftp://app.example.com', false)).toEqual({
+			problem: expect.stringMatching(/must start with https/),
+		});
+		expect(resolveBaseUrl('https://app.example.com/api/1.1/obj/user', true)).toEqual({
+			problem: expect.stringMatching(/Data API/),
+		});
 	});
 });

@@ -1,4 +1,8 @@
 import {
+	createdButNoPdf,
+	deadlineFailure,
+	downloadDeadlineFailure,
+	fileTooLarge,
 	findErrorCode,
 	httpFailure,
 	networkFailure,
@@ -104,4 +108,45 @@ it('unexpectedAnswer lists the fields that did come', () => {
 	const failure = unexpectedAnswer({ name: 'x' }, 'id', call);
 	expect(failure.message).toBe('Unexpected response from create-customer: the answer has no "id"');
 	expect(failure.description).toMatch(/fields received: name/);
+});
+
+describe('deadline, size limit and the PDF of a created invoice', () => {
+	it('a create cut by the deadline is outcome unknown, never retryable, and names the Timeout', () => {
+		const failure = deadlineFailure(call, 3000);
+		expect(failure.retryable).toBe(false);
+		expect(failure.message).toMatch(
+			/^No answer from create-customer within the time-out\. Outcome unknown/,
+		);
+		expect(failure.description).toMatch(/headers and body.*Timeout option \(3 s\)/);
+		expect(downloadDeadlineFailure(1500).message).toBe(
+			'the download did not finish within the time-out (1.5 s)',
+		);
+	});
+
+	it('a file over the limit says the limit and, when announced, its size', () => {
+		expect(fileTooLarge(50 * 1024 * 1024).message).toBe(
+			'the file is larger than the limit of 50 MB',
+		);
+		expect(fileTooLarge(1024 * 1024, 256 * 1024 * 1024).message).toBe(
+			'the file is larger than the limit of 1 MB (it announced 256 MB)',
+		);
+	});
+
+	it('a PDF failure says the invoice exists, once, and keeps the HTTP code', () => {
+		const failure = createdButNoPdf(
+			{ httpCode: 404, retryable: true, message: 'https://x/inv_1.pdf answered HTTP 404' },
+			'inv_1',
+		);
+		expect(failure).toEqual({
+			httpCode: 404,
+			retryable: false,
+			message:
+				'Invoice inv_1 was created, but its PDF could not be downloaded: https://x/inv_1.pdf answered HTTP 404',
+			description:
+				"Do not run this item again (that would create a second invoice); fetch the PDF from the invoice's download_url instead.",
+		});
+		expect(createdButNoPdf(fileTooLarge(1024 * 1024), 'inv_2').description).toMatch(
+			/^The download was stopped at the limit\. .* Do not run this item again/,
+		);
+	});
 });

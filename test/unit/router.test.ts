@@ -2,6 +2,7 @@ import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
 import { readRunOptions, runOptions } from '../../nodes/InvoiceService/actions/common.descriptions';
 import { resources } from '../../nodes/InvoiceService/actions/router';
+import { withToolDefaults } from '../../nodes/InvoiceService/actions/tool';
 import { InvoiceService } from '../../nodes/InvoiceService/InvoiceService.node';
 
 const { properties } = new InvoiceService().description;
@@ -39,7 +40,8 @@ describe("the router's operation table", () => {
 						resource: [resource],
 						operation: [operation],
 					});
-					expect(properties).toContain(field);
+					// The node shows it as is, or (tool variant) as the twins withToolDefaults makes of it.
+					for (const shown of withToolDefaults([field])) expect(properties).toContainEqual(shown);
 				}
 			}
 		},
@@ -70,12 +72,19 @@ describe('readRunOptions', () => {
 		});
 	});
 
-	it.each([
-		[0, 1],
-		[-3, 1],
-		[2.7, 2],
-		['abc', 1],
-	])('makes concurrency %p a whole number of at least 1 (%p)', (given, expected) => {
-		expect(readRunOptions({ concurrency: given }).concurrency).toBe(expected);
+	it.each([0, -3, 2.7, 51, 'abc'])(
+		'refuses concurrency %p before anything is sent, instead of clamping it',
+		(given) => {
+			expect(() => readRunOptions({ concurrency: given })).toThrow(
+				`Concurrency must be a whole number from 1 to 50, got ${JSON.stringify(given)}`,
+			);
+		},
+	);
+
+	it('keeps a fractional wait or time-out from an expression', () => {
+		expect(readRunOptions({ timeout: 1500.5, maxRetryWait: 1.5 })).toMatchObject({
+			timeoutMs: 1500.5,
+			maxRetryWaitMs: 1500,
+		});
 	});
 });

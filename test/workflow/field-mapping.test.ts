@@ -131,7 +131,7 @@ describe('every UI field reaches the request body under the right name', () => {
 			expect(findField(resource, uiField)).toBeDefined();
 
 			let body: Record<string, unknown> | undefined;
-			const endpoint = resource === 'customer' ? 'create-customer' : 'create-invoice';
+			const endpoint = `${String(parameters.operation)}-${resource}`;
 			nock(ORIGIN)
 				.post(`${API}/${endpoint}`)
 				.reply((_uri, received) => {

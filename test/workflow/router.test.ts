@@ -2,7 +2,7 @@ import nock from 'nock';
 import { sleep, type IDataObject } from 'n8n-workflow';
 
 import { resources } from '../../nodes/InvoiceService/actions/router';
-import { API, ORIGIN, customerParameters, runInvoiceService } from './run-invoice-service';
+import { API, ORIGIN, customerParameters, runInvoiceService } from '../support/invoice-service';
 
 /**
  * Wraps Customer → Create in the router's operation table to record, in order, when each item is prepared

@@ -14,6 +14,8 @@ import type { ServiceClient } from '../transport/request';
  * are in flight, so a free worker can `send` at once.
  */
 export interface Operation {
+	/** How the Operation selector lists it; its `value` there is its key in the resource's `operations`. */
+	option: { name: string; description: string; action: string };
 	/** The operation's fields, shown only when it is chosen (`updateDisplayOptions`). */
 	description: INodeProperties[];
 	/**

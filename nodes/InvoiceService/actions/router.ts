@@ -4,7 +4,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { prepareAheadAndSend } from '../helpers/pool';
 import { FieldError } from '../helpers/validate';
 import { ServiceClient } from '../transport/request';
-import { readRunOptions } from './common.descriptions';
+import { readRunOptions, type RunOptions } from './common.descriptions';
 import * as customer from './customer';
 import * as invoice from './invoice';
 import type { Operation } from './operation';
@@ -41,7 +41,12 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	}
 
 	// Run-wide settings come from the first item: they shape the whole batch, not one request.
-	const runOptions = readRunOptions(this.getNodeParameter('options', 0, {}) as IDataObject);
+	let runOptions: RunOptions;
+	try {
+		runOptions = readRunOptions(this.getNodeParameter('options', 0, {}) as IDataObject);
+	} catch (caught) {
+		throw asNodeError(this, caught, 0);
+	}
 	const client = await ServiceClient.create(this, runOptions);
 
 	const results: Array<INodeExecutionData | undefined> = new Array(items.length);
@@ -72,6 +77,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		},
 		shouldStop: () => failures.length > 0,
 	});
+	client.logRunSummary();
 
 	if (failures.length > 0) {
 		throw withStopReport(failures, results, operation, items.length - attempted);
@@ -100,14 +106,10 @@ function errorJson(error: NodeError): IDataObject {
 
 function asNodeError(context: IExecuteFunctions, error: unknown, itemIndex: number): NodeError {
 	if (error instanceof FieldError) {
-		return new NodeOperationError(
-			context.getNode(),
-			`Item ${itemIndex}: ${error.field} ${error.problem}`,
-			{
-				itemIndex,
-				description: 'Nothing was sent to the service for this item.',
-			},
-		);
+		return new NodeOperationError(context.getNode(), `Item ${itemIndex}: ${error.message}`, {
+			itemIndex,
+			description: 'Nothing was sent to the service for this item.',
+		});
 	}
 	if (error instanceof NodeApiError || error instanceof NodeOperationError) return error;
 	return new NodeOperationError(context.getNode(), error as Error, { itemIndex });

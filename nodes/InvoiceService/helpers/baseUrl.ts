@@ -1,17 +1,89 @@
 /** The path every workflow endpoint of the service lives under (a Bubble app's workflow API). */
 export const API_PATH = '/api/1.1/wf';
 
-export interface BaseUrlProblem {
-	problem: string;
+/**
+ * One step of reading a pasted Base URL: either undo a paste mistake whose meaning is certain, or refuse a URL
+ * that is plainly not the workflow API. The steps are plain data (regular expressions and strings) because
+ * two evaluators walk the same list: `normalizeBaseUrl` here for the node, and the credential's Test, whose
+ * request URL can only be an n8n expression (`baseUrlExpression` writes that expression from this list).
+ */
+export type BaseUrlStep =
+	| { fix: string; pattern: RegExp; replacement: string }
+	| { refuse: string; pattern: RegExp };
+
+export const BASE_URL_STEPS: readonly BaseUrlStep[] = [
+	{
+		refuse: 'is empty. It should look like https://your-app.bubbleapps.io/api/1.1/wf',
+		pattern: /^\s*$/,
+	},
+	{ fix: 'surrounding spaces and line breaks', pattern: /^\s+|\s+$/g, replacement: '' },
+	{ fix: 'no scheme: https', pattern: /^(?![a-z][a-z\d+.-]*:\/\/)/i, replacement: 'https://' },
+	{ fix: 'a fragment (#...)', pattern: /#.*$/, replacement: '' },
+	// A query string may carry Bubble's api_token: dropped here, it never reaches a request or a message.
+	{ fix: 'a query string (?...)', pattern: /\?.*$/, replacement: '' },
+	{ fix: 'trailing slashes', pattern: /\/+$/, replacement: '' },
+	{
+		fix: "an endpoint of this node's operations",
+		pattern: /\/api\/1\.1\/wf\/+(create-customer|create-invoice)$/i,
+		replacement: API_PATH,
+	},
+	{ fix: 'the API root without /wf', pattern: /\/api\/1\.1$/, replacement: API_PATH },
+	{
+		refuse:
+			"is the Bubble editor, not your app. Use your app's address, e.g. https://your-app.bubbleapps.io/api/1.1/wf",
+		pattern: /^https?:\/\/(www\.)?bubble\.io(\/|:|$)/i,
+	},
+	{
+		refuse:
+			"points to Bubble's Data API (/api/1.1/obj), but this node calls the Workflow API: use the address up to /api/1.1/wf",
+		pattern: /\/api\/1\.1\/obj(\/|$)/i,
+	},
+	{
+		refuse: 'is not the workflow API: the address must end at /api/1.1/wf',
+		pattern: /\/api\/1\.1\/(?!wf(\/|$))/i,
+	},
+	{
+		refuse:
+			'names another workflow after /api/1.1/wf: the address must end at /api/1.1/wf (the node adds create-customer or create-invoice itself)',
+		pattern: /\/api\/1\.1\/wf\/./i,
+	},
+	// The app's root (or its /version-test root) means its workflow API.
+	{ fix: 'the app address alone', pattern: /(\/api\/1\.1\/wf)?$/, replacement: API_PATH },
+];
+
+/** What the Base URL means, or why it is refused (a sentence naming the Base URL). */
+export type BaseUrlReading = { url: string } | { problem: string };
+
+function refusal(entered: string, reason: string): string {
+	return `The Base URL "${entered}" ${reason}`;
 }
 
 /**
- * Normalises what a user pasted into the credential's Base URL: trims it, drops trailing slashes, and appends
- * `/api/1.1/wf` when the app's root (or its `/version-test` root) was given.
+ * Reads what a user pasted into the credential's Base URL: trims it, adds https:// when no scheme is given,
+ * drops a fragment, a query string, trailing slashes and a pasted create-customer / create-invoice endpoint,
+ * and appends /api/1.1/wf to an app address. A URL that is plainly not the workflow API is refused.
  */
-export function normalizeBaseUrl(input: string): string {
-	const trimmed = input.trim().replace(/\/+$/, '');
-	return trimmed.endsWith(API_PATH) ? trimmed : `${trimmed}${API_PATH}`;
+export function normalizeBaseUrl(input: string): BaseUrlReading {
+	let url = input;
+	for (const step of BASE_URL_STEPS) {
+		if ('fix' in step) url = url.replace(step.pattern, step.replacement);
+		else if (step.pattern.test(url)) return { problem: refusal(input.trim(), step.refuse) };
+	}
+	return { url };
+}
+
+/**
+ * The same reading as an n8n expression body over `source` (e.g. `$credentials.baseUrl`), for the credential's
+ * declarative Test request. A refusal throws, so the Test fails before anything is sent (n8n's tester reports it
+ * as ERR_INVALID_URL rather than with the sentence: it does not pass an expression's error on).
+ */
+export function baseUrlExpression(source: string): string {
+	const steps = BASE_URL_STEPS.map((step) =>
+		'fix' in step
+			? `url = url.replace(${String(step.pattern)}, ${JSON.stringify(step.replacement)});`
+			: `if (${String(step.pattern)}.test(url)) throw new Error(${JSON.stringify('The Base URL "')} + entered + ${JSON.stringify(`" ${step.refuse}`)});`,
+	);
+	return `(() => { const entered = String(${source} ?? "").trim(); let url = String(${source} ?? ""); ${steps.join(' ')} return url; })()`;
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '[::1]', '::1']);
@@ -39,4 +111,12 @@ export function checkBaseUrl(baseUrl: string, allowHttp: boolean): string | null
 	}
 	if (allowHttp || isLoopbackHost(url.hostname)) return null;
 	return `The Base URL uses plain http://, which would send the API key unencrypted to ${url.host}. Use https://, or turn on "Allow Plain HTTP" in the credential if this is a trusted local network`;
+}
+
+/** The Base URL the node calls, or the one problem that keeps it from being used. */
+export function resolveBaseUrl(input: string, allowHttp: boolean): BaseUrlReading {
+	const reading = normalizeBaseUrl(input);
+	if ('problem' in reading) return reading;
+	const problem = checkBaseUrl(reading.url, allowHttp);
+	return problem ? { problem } : reading;
 }

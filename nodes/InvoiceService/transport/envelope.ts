@@ -7,21 +7,27 @@ export interface RawResponse {
 	body: unknown;
 }
 
-export type Outcome =
-	| { ok: true; data: IDataObject }
-	| {
-			ok: false;
-			httpCode: number;
-			serviceMessage?: string;
-			bodyKind: 'json' | 'html' | 'text' | 'empty';
-			retryAfterMs?: number;
-	  };
+/** What kind of body came back: `binary` for a file download, whose body is not read as text. */
+export type BodyKind = 'json' | 'html' | 'text' | 'empty' | 'binary';
+
+/**
+ * A call the service answered but did not carry out as asked. The one failure type of an answer: the envelope
+ * produces it, the error mapping (errors.ts `httpFailure`) turns it into words.
+ */
+export interface AnswerFailure {
+	httpCode: number;
+	serviceMessage?: string;
+	bodyKind: BodyKind;
+	retryAfterMs?: number;
+}
+
+export type Outcome = { ok: true; data: IDataObject } | ({ ok: false } & AnswerFailure);
 
 function isObject(value: unknown): value is IDataObject {
 	return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function parseBody(body: unknown): { kind: 'json' | 'html' | 'text' | 'empty'; value: unknown } {
+function parseBody(body: unknown): { kind: BodyKind; value: unknown } {
 	if (body === undefined || body === null || body === '')
 		return { kind: 'empty', value: undefined };
 	if (Buffer.isBuffer(body)) return parseBody(body.toString('utf8'));

@@ -2,6 +2,7 @@
  * Every way a call can fail, turned into words a person can act on. Pure: the request module decides what to
  * retry and builds the n8n error from what these functions return.
  */
+import type { AnswerFailure } from './envelope';
 
 /** How a failed attempt is classified. */
 export interface Failure {
@@ -26,119 +27,108 @@ export interface CallContext {
 const UNKNOWN_OUTCOME =
 	'Outcome unknown: the request reached the service but no answer came back, so it may or may not have been carried out. Check the service before running this item again (running it again could create a duplicate).';
 
-/** Failure for a response the service did send. */
-export function httpFailure(
-	answer: { httpCode: number; serviceMessage?: string; bodyKind: string; retryAfterMs?: number },
-	call: CallContext,
-): Failure {
-	const { httpCode, serviceMessage, bodyKind, retryAfterMs } = answer;
-	const said = serviceMessage ? `: ${serviceMessage}` : '';
-	const base = { httpCode, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+/** The message of a request that got no answer in time, whether its socket went quiet or the deadline passed. */
+function noAnswerInTime(call: CallContext): string {
+	return `No answer from ${call.endpoint} within the time-out. ${UNKNOWN_OUTCOME}`;
+}
 
-	if (httpCode >= 200 && httpCode < 300) {
-		if (bodyKind === 'html') {
-			return {
-				...base,
-				retryable: false,
-				message: `The service answered ${call.endpoint} with an HTML page instead of JSON`,
-				description: `Check the Base URL in the credential: ${call.url} does not look like the service's workflow API (it should end in /api/1.1/wf).`,
-			};
-		}
-		if (bodyKind !== 'json') {
-			return {
-				...base,
-				retryable: false,
-				message: `The service answered ${call.endpoint} with something that is not JSON`,
-				description: `Check the Base URL in the credential (${call.url}).`,
-			};
-		}
+/** What a failure says: its message, and what to do about it. */
+type Words = Pick<Failure, 'message' | 'description'>;
+
+/** The facts an answer's words are made of; `said` is ": <the service's message>", or empty. */
+interface Answer extends AnswerFailure {
+	said: string;
+	call: CallContext;
+}
+
+/** The statuses only the service's own rule makes safe to send again: it did not act on the request. */
+const RETRYABLE_STATUSES = new Set([429, 503]);
+
+/** What each HTTP status means to the user; a status not listed is worded by `otherStatus`. */
+const STATUS_WORDS: Record<number, (answer: Answer) => Words> = {
+	400: ({ serviceMessage, call }) => ({
+		message: serviceMessage ?? `The service rejected the data sent to ${call.endpoint} (HTTP 400)`,
+		description:
+			'HTTP 400: the service found the input invalid. Correct the field it names and run again.',
+	}),
+	401: () => ({
+		message:
+			'The API key was rejected (HTTP 401): check the API key in the Invoice Service API credential',
+		description:
+			"The service did not accept the key. Copy a current API key from the app's API settings into the credential.",
+	}),
+	403: ({ said, call }) => ({
+		message: `Access denied to ${call.endpoint} (HTTP 403)${said}`,
+		description:
+			"The key was read but is not allowed to run this workflow. Check the key and the workflow's API permissions in the app.",
+	}),
+	404: ({ call }) => ({
+		message: `Nothing found at ${call.url} (HTTP 404): check the Base URL and that the "${call.endpoint}" workflow is exposed as an API workflow`,
+		description:
+			'The Base URL should be the app address followed by /api/1.1/wf (or /version-test/api/1.1/wf for the development version).',
+	}),
+	409: ({ serviceMessage, said, call }) => ({
+		message: call.conflictMessage ?? `The record already exists (HTTP 409)${said}`,
+		...(serviceMessage ? { description: `The service said: ${serviceMessage}` } : {}),
+	}),
+	429: ({ said }) => ({
+		message: `Rate limited by the service (HTTP 429)${said}`,
+		description:
+			'The service allows only so many requests per minute. Lower the Concurrency option or raise Max Retry Wait.',
+	}),
+	503: ({ said }) => ({
+		message: `The service is unavailable (HTTP 503)${said}`,
+		description: 'The service said it is temporarily unavailable and did not process the request.',
+	}),
+};
+
+/** A 2xx answer that is a failure all the same: not JSON (a wrong Base URL), or marked as an error. */
+function successButFailed({ serviceMessage, bodyKind, call }: Answer): Words {
+	if (bodyKind === 'html') {
 		return {
-			...base,
-			retryable: false,
-			message:
-				serviceMessage ?? `The service reported an error for ${call.endpoint} without saying why`,
-			description:
-				'The service answered HTTP 200 but marked the call as failed ("status": "error").',
+			message: `The service answered ${call.endpoint} with an HTML page instead of JSON`,
+			description: `Check the Base URL in the credential: ${call.url} does not look like the service's workflow API (it should end in /api/1.1/wf).`,
 		};
 	}
-	if (httpCode === 400) {
+	if (bodyKind !== 'json') {
 		return {
-			...base,
-			retryable: false,
-			message:
-				serviceMessage ?? `The service rejected the data sent to ${call.endpoint} (HTTP 400)`,
-			description:
-				'HTTP 400: the service found the input invalid. Correct the field it names and run again.',
+			message: `The service answered ${call.endpoint} with something that is not JSON`,
+			description: `Check the Base URL in the credential (${call.url}).`,
 		};
 	}
-	if (httpCode === 401) {
-		return {
-			...base,
-			retryable: false,
-			message:
-				'The API key was rejected (HTTP 401): check the API key in the Invoice Service API credential',
-			description:
-				"The service did not accept the key. Copy a current API key from the app's API settings into the credential.",
-		};
-	}
-	if (httpCode === 403) {
-		return {
-			...base,
-			retryable: false,
-			message: `Access denied to ${call.endpoint} (HTTP 403)${said}`,
-			description:
-				"The key was read but is not allowed to run this workflow. Check the key and the workflow's API permissions in the app.",
-		};
-	}
-	if (httpCode === 404) {
-		return {
-			...base,
-			retryable: false,
-			message: `Nothing found at ${call.url} (HTTP 404): check the Base URL and that the "${call.endpoint}" workflow is exposed as an API workflow`,
-			description:
-				'The Base URL should be the app address followed by /api/1.1/wf (or /version-test/api/1.1/wf for the development version).',
-		};
-	}
-	if (httpCode === 409) {
-		return {
-			...base,
-			retryable: false,
-			message: call.conflictMessage ?? `The record already exists (HTTP 409)${said}`,
-			...(serviceMessage ? { description: `The service said: ${serviceMessage}` } : {}),
-		};
-	}
-	if (httpCode === 429) {
-		return {
-			...base,
-			retryable: true,
-			message: `Rate limited by the service (HTTP 429)${said}`,
-			description:
-				'The service allows only so many requests per minute. Lower the Concurrency option or raise Max Retry Wait.',
-		};
-	}
-	if (httpCode === 503) {
-		return {
-			...base,
-			retryable: true,
-			message: `The service is unavailable (HTTP 503)${said}`,
-			description:
-				'The service said it is temporarily unavailable and did not process the request.',
-		};
-	}
+	return {
+		message:
+			serviceMessage ?? `The service reported an error for ${call.endpoint} without saying why`,
+		description: 'The service answered HTTP 200 but marked the call as failed ("status": "error").',
+	};
+}
+
+/** A status without words of its own: a server error (5xx) or anything else. */
+function otherStatus({ httpCode, bodyKind, said, call }: Answer): Words {
 	if (httpCode >= 500) {
 		const page = bodyKind === 'html' ? ' (an HTML error page, likely from a proxy)' : '';
 		return {
-			...base,
-			retryable: false,
 			message: `The service had an error (HTTP ${httpCode})${page}${said}`,
 			description:
 				'Not retried automatically: the service may have acted before failing. Check the service before running this item again.',
 		};
 	}
+	return { message: `The service answered ${call.endpoint} with HTTP ${httpCode}${said}` };
+}
+
+/** Failure for a response the service did send. */
+export function httpFailure(failure: AnswerFailure, call: CallContext): Failure {
+	const { httpCode, serviceMessage, retryAfterMs } = failure;
+	const answer: Answer = { ...failure, said: serviceMessage ? `: ${serviceMessage}` : '', call };
+	const words =
+		httpCode >= 200 && httpCode < 300
+			? successButFailed(answer)
+			: (STATUS_WORDS[httpCode] ?? otherStatus)(answer);
 	return {
-		...base,
-		retryable: false,
-		message: `The service answered ${call.endpoint} with HTTP ${httpCode}${said}`,
+		httpCode,
+		...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+		retryable: RETRYABLE_STATUSES.has(httpCode),
+		...words,
 	};
 }
 
@@ -203,9 +193,65 @@ export function networkFailure(
 	return {
 		retryable: false,
 		message: timedOut
-			? `No answer from ${call.endpoint} within the time-out. ${UNKNOWN_OUTCOME}`
+			? noAnswerInTime(call)
 			: `The connection to ${host} broke before the answer to ${call.endpoint} arrived. ${UNKNOWN_OUTCOME}`,
 		description: `${code ?? 'network error'}: ${rawMessage}`,
+	};
+}
+
+/** Seconds for messages: "3 s", "0.5 s". */
+export function seconds(ms: number): string {
+	return `${ms >= 10_000 || ms % 1000 === 0 ? Math.round(ms / 1000) : (ms / 1000).toFixed(1)} s`;
+}
+
+/**
+ * A request cut off by the Timeout, which bounds the whole exchange (headers and body), not only silences. For a
+ * create the service may have acted, so the outcome is unknown and the request is never sent again.
+ */
+export function deadlineFailure(call: CallContext, timeoutMs: number): Failure {
+	return {
+		retryable: false,
+		message: noAnswerInTime(call),
+		description: `The whole answer (headers and body) must arrive within the Timeout option (${seconds(timeoutMs)}); it did not, so the request was cut off.`,
+	};
+}
+
+/** A file download cut off by the Timeout before its last byte. */
+export function downloadDeadlineFailure(timeoutMs: number): Failure {
+	return {
+		retryable: false,
+		message: `the download did not finish within the time-out (${seconds(timeoutMs)})`,
+		description:
+			'The whole file must arrive within the Timeout option; the download was cut off. Raise Timeout for large files or a slow network.',
+	};
+}
+
+/** A file larger than the node accepts, refused at the limit without reading the rest. */
+export function fileTooLarge(maxBytes: number, announcedBytes?: number): Failure {
+	const size = announcedBytes !== undefined ? ` (it announced ${megabytes(announcedBytes)})` : '';
+	return {
+		retryable: false,
+		message: `the file is larger than the limit of ${megabytes(maxBytes)}${size}`,
+		description:
+			'The download was stopped at the limit. Raise the Max PDF Size option if such large PDFs are expected.',
+	};
+}
+
+function megabytes(bytes: number): string {
+	const mb = bytes / 1024 / 1024;
+	return `${Number.isInteger(mb) ? mb : mb.toFixed(1)} MB`;
+}
+
+/**
+ * Any failure of the PDF download of an invoice that was created: the invoice exists whatever happened, and the
+ * message must say so, or a re-run creates a second one. Keeps the HTTP code; never retried from here.
+ */
+export function createdButNoPdf(failure: Failure, invoiceId: string): Failure {
+	return {
+		...(failure.httpCode !== undefined ? { httpCode: failure.httpCode } : {}),
+		retryable: false,
+		message: `Invoice ${invoiceId} was created, but its PDF could not be downloaded: ${failure.message}`,
+		description: `${failure.description ? `${failure.description} ` : ''}Do not run this item again (that would create a second invoice); fetch the PDF from the invoice's download_url instead.`,
 	};
 }
 

@@ -7,22 +7,27 @@ import type {
 } from 'n8n-workflow';
 import { NodeApiError, sleep } from 'n8n-workflow';
 
-import { checkBaseUrl, normalizeBaseUrl } from '../helpers/baseUrl';
+import { resolveBaseUrl } from '../helpers/baseUrl';
 import { interpretResponse, type RawResponse } from './envelope';
 import {
 	type CallContext,
+	createdButNoPdf,
+	deadlineFailure,
+	downloadDeadlineFailure,
 	type Failure,
+	fileTooLarge,
 	findErrorCode,
 	httpFailure,
 	networkFailure,
 	unexpectedAnswer,
 } from './errors';
+import { RunLog } from './runLog';
 import { backoffMs, Throttle } from './throttle';
 
 export const CREDENTIAL_TYPE = 'invoiceServiceApi';
 
 export interface ClientOptions {
-	/** Per-request time-out in milliseconds. */
+	/** Total deadline of one request in milliseconds: connection, headers and the whole body. */
 	timeoutMs: number;
 	/** How long one item may spend waiting for retries (rate limits, unavailable service) before it fails. */
 	maxRetryWaitMs: number;
@@ -34,6 +39,16 @@ export interface PostOptions {
 	requiredField: string;
 	/** The message a 409 should carry for this call. */
 	conflictMessage?: string;
+}
+
+export interface PdfDownload {
+	/** The invoice that was created: every failure of the download says it exists. */
+	invoiceId: string;
+	/** The invoice's download_url, as the service gave it (checked here). */
+	url: unknown;
+	itemIndex: number;
+	/** A larger file is refused at this many bytes, without reading the rest. */
+	maxBytes: number;
 }
 
 /**
@@ -49,18 +64,30 @@ export class ServiceClient {
 		readonly baseUrl: string,
 		private readonly options: ClientOptions,
 		private readonly credentials: ICredentialDataDecryptedObject,
+		private readonly log: RunLog,
 	) {}
 
 	static async create(context: IExecuteFunctions, options: ClientOptions): Promise<ServiceClient> {
 		const credentials = await context.getCredentials(CREDENTIAL_TYPE);
-		const baseUrl = normalizeBaseUrl(String(credentials.baseUrl ?? ''));
-		const problem = checkBaseUrl(baseUrl, credentials.allowHttp === true);
-		if (problem) {
+		const reading = resolveBaseUrl(
+			String(credentials.baseUrl ?? ''),
+			credentials.allowHttp === true,
+		);
+		if ('problem' in reading) {
+			const { problem } = reading;
 			throw new NodeApiError(context.getNode(), { message: problem } as JsonObject, {
 				message: problem,
+				description:
+					'Nothing was sent. Correct the Base URL in the Invoice Service API credential.',
 			});
 		}
-		return new ServiceClient(context, baseUrl, options, credentials);
+		const log = new RunLog(context.logger, context.getNode().name);
+		return new ServiceClient(context, reading.url, options, credentials, log);
+	}
+
+	/** The one-line summary of what this run did with the service (items sent, retried, time waited). */
+	logRunSummary(): void {
+		this.log.summary();
 	}
 
 	/** POSTs a JSON body to an endpoint (e.g. "create-customer") and returns the unwrapped record. */
@@ -82,14 +109,16 @@ export class ServiceClient {
 			sendCredentialsOnCrossOriginRedirect: false,
 		};
 		return await this.withRetries(call, itemIndex, async () => {
-			let raw: RawResponse;
-			try {
-				raw = await this.authenticated(request);
-			} catch (error) {
-				rethrowIfCancelled(error);
-				return { ok: false, failure: networkFailure(findErrorCode(error), messageOf(error), call) };
+			const sent = await this.send(request, itemIndex, true);
+			if ('error' in sent) {
+				// Cut by the deadline, or broken after it reached the service: it may have acted, so it is never sent
+				// again. Only a request that surely never arrived (refused, no such host) is retried.
+				const failure = sent.deadlineHit
+					? deadlineFailure(call, this.options.timeoutMs)
+					: noAnswerFailure(sent.error, call, false);
+				return { ok: false, failure };
 			}
-			const outcome = interpretResponse(raw);
+			const outcome = interpretResponse(sent.raw);
 			if (!outcome.ok) return { ok: false, failure: httpFailure(outcome, call) };
 			if (outcome.data[requiredField] === undefined || outcome.data[requiredField] === null) {
 				return { ok: false, failure: unexpectedAnswer(outcome.data, requiredField, call) };
@@ -99,63 +128,139 @@ export class ServiceClient {
 	}
 
 	/**
-	 * Downloads a file (the invoice PDF). The API key goes only to the service's own origin: a download URL on
-	 * any other host (a CDN, a storage bucket) is fetched without it. GET is safe to repeat, so here a broken
-	 * connection is retried too.
+	 * Downloads the PDF of an invoice that was just created. The API key goes only to the service's own origin:
+	 * a download URL on any other host (a CDN, a storage bucket) is fetched without it. GET is safe to repeat,
+	 * so a connection that broke is retried; a file cut by the deadline or over the size limit is not. Every
+	 * failure says that the invoice exists, formatted once here, with the HTTP code kept.
 	 */
-	async download(url: string, itemIndex: number): Promise<{ data: Buffer; contentType?: string }> {
-		const call: CallContext = { endpoint: 'the PDF download', url };
+	async downloadPdf({
+		invoiceId,
+		url,
+		itemIndex,
+		maxBytes,
+	}: PdfDownload): Promise<{ data: Buffer; contentType?: string }> {
+		const call: CallContext = { endpoint: 'the PDF download', url: String(url) };
+		const asCreated = (failure: Failure) => createdButNoPdf(failure, invoiceId);
+		if (typeof url !== 'string' || !/^https?:\/\//i.test(url)) {
+			const given = JSON.stringify(url ?? null);
+			const message = `the service gave no usable download_url (got ${given})`;
+			throw this.toError(asCreated({ retryable: false, message }), itemIndex);
+		}
 		const request: IHttpRequestOptions = {
 			method: 'GET',
 			url,
-			encoding: 'arraybuffer',
+			encoding: 'stream',
 			timeout: this.options.timeoutMs,
 			returnFullResponse: true,
 			ignoreHttpStatusErrors: true,
 			sendCredentialsOnCrossOriginRedirect: false,
 		};
 		const sameOrigin = originOf(url) === originOf(this.baseUrl);
-		return await this.withRetries(call, itemIndex, async () => {
-			let raw: RawResponse;
-			try {
-				raw = sameOrigin
-					? await this.authenticated(request)
-					: ((await this.context.helpers.httpRequest({ ...request })) as RawResponse);
-			} catch (error) {
-				rethrowIfCancelled(error);
+		const file = await this.withRetries(
+			call,
+			itemIndex,
+			async () => {
+				const sent = await this.send(request, itemIndex, sameOrigin);
+				if ('error' in sent) {
+					if (sent.deadlineHit) {
+						return { ok: false, failure: downloadDeadlineFailure(this.options.timeoutMs) };
+					}
+					return { ok: false, failure: noAnswerFailure(sent.error, call, true) };
+				}
+				const { raw } = sent;
+				if (raw.statusCode < 200 || raw.statusCode > 299) {
+					sent.abort();
+					discard(raw.body);
+					const failure = httpFailure({ httpCode: raw.statusCode, bodyKind: 'binary' }, call);
+					// Only "slow down" answers keep their meaning for a file; anything else is just the file missing.
+					if (failure.retryable) return { ok: false, failure };
+					const message = `${url} answered HTTP ${raw.statusCode}`;
+					return { ok: false, failure: { httpCode: raw.statusCode, retryable: false, message } };
+				}
+				const body = await readAtMost(raw, maxBytes, sent.signal);
+				// Refused or broken: abort the request itself, which closes the socket (destroying the body
+				// stream alone leaves it open when the helper hands over a wrapper stream).
+				if (!('data' in body)) sent.abort();
+				if ('tooLarge' in body) {
+					return { ok: false, failure: fileTooLarge(maxBytes, body.announced) };
+				}
+				if ('error' in body) {
+					if (sent.deadline.aborted) {
+						return { ok: false, failure: downloadDeadlineFailure(this.options.timeoutMs) };
+					}
+					// The execution was stopped while the file came in: not a service failure.
+					if (sent.signal.aborted) throw body.error;
+					return { ok: false, failure: noAnswerFailure(body.error, call, true) };
+				}
+				const contentType = raw.headers?.['content-type'];
 				return {
-					ok: false,
-					failure: {
-						...networkFailure(findErrorCode(error), messageOf(error), call),
-						retryable: true,
-					},
+					ok: true,
+					value: { data: body.data, ...(typeof contentType === 'string' ? { contentType } : {}) },
 				};
-			}
-			if (raw.statusCode < 200 || raw.statusCode > 299) {
-				const failure = httpFailure({ httpCode: raw.statusCode, bodyKind: 'binary' }, call);
-				// Only "slow down" answers keep their meaning for a file; anything else is just the file missing.
-				if (failure.retryable) return { ok: false, failure };
-				const message = `${url} answered HTTP ${raw.statusCode}`;
-				return { ok: false, failure: { httpCode: raw.statusCode, retryable: false, message } };
-			}
-			const data = Buffer.isBuffer(raw.body) ? raw.body : Buffer.from(raw.body as ArrayBuffer);
-			const contentType = raw.headers?.['content-type'];
-			return {
-				ok: true,
-				value: { data, ...(typeof contentType === 'string' ? { contentType } : {}) },
-			};
-		});
+			},
+			asCreated,
+		);
+		if (file.data.subarray(0, 5).toString('latin1') !== '%PDF-') {
+			const message = `what came back from ${url} is not a PDF (content type ${file.contentType ?? 'unknown'}, ${file.data.length} bytes)`;
+			throw this.toError(asCreated({ retryable: false, message }), itemIndex);
+		}
+		return file;
+	}
+
+	/**
+	 * Sends one request with a total deadline. n8n's request helpers only offer an idle time-out, which a
+	 * trickling answer never trips, so the deadline is an AbortSignal (its timer is Node's own, unref'd, and
+	 * needs no clearing). The signal also follows the execution's own cancel signal, so stopping the workflow
+	 * still stops the request, and `abort()` lets the caller give up on a streamed body. The helper keeps the
+	 * signal attached while a streamed body is read, and an abort destroys the socket: nothing is left running.
+	 */
+	private async send(
+		request: IHttpRequestOptions,
+		itemIndex: number,
+		withKey: boolean,
+	): Promise<
+		| { raw: RawResponse; deadline: AbortSignal; signal: AbortSignal; abort: () => void }
+		| { error: unknown; deadlineHit: boolean }
+	> {
+		const deadline = AbortSignal.timeout(this.options.timeoutMs);
+		const stop = new AbortController();
+		const cancel = this.context.getExecutionCancelSignal?.();
+		const signal = AbortSignal.any([deadline, stop.signal, ...(cancel ? [cancel] : [])]);
+		this.log.sent(itemIndex);
+		try {
+			const raw = withKey
+				? await this.authenticated({ ...request, abortSignal: signal }, signal)
+				: ((await this.context.helpers.httpRequest({
+						...request,
+						abortSignal: signal,
+					})) as RawResponse);
+			return { raw, deadline, signal, abort: () => stop.abort() };
+		} catch (error) {
+			if (deadline.aborted) return { error, deadlineHit: true };
+			rethrowIfCancelled(error);
+			return { error, deadlineHit: false };
+		}
 	}
 
 	/**
 	 * A request with n8n's credential injection (the credential's generic Bearer block). The credential was read
 	 * once for the run; handing it over saves n8n decrypting it again for every item.
+	 *
+	 * The helper replaces the request's `abortSignal` with the execution's cancel signal (n8n 1.x and 2.x alike:
+	 * `requestOptions.abortSignal = this.getExecutionCancelSignal()`), so it is called on a view of the context
+	 * whose cancel signal is `signal`: the execution's own, joined with the deadline.
 	 */
-	private async authenticated(request: IHttpRequestOptions): Promise<RawResponse> {
+	private async authenticated(
+		request: IHttpRequestOptions,
+		signal: AbortSignal,
+	): Promise<RawResponse> {
+		const context = Object.create(this.context, {
+			getExecutionCancelSignal: { value: () => signal },
+		}) as IExecuteFunctions;
 		return (await this.context.helpers.httpRequestWithAuthentication.call(
-			this.context,
+			context,
 			CREDENTIAL_TYPE,
-			{ ...request },
+			request,
 			{
 				credentialsDecrypted: {
 					id: '',
@@ -167,11 +272,15 @@ export class ServiceClient {
 		)) as RawResponse;
 	}
 
-	/** Runs one attempt after another until it succeeds, fails for good, or the item's wait budget is spent. */
+	/**
+	 * Runs one attempt after another until it succeeds, fails for good, or the item's wait budget is spent.
+	 * `finalize` gives the final failure its last words (e.g. "the invoice was created, but...").
+	 */
 	private async withRetries<T>(
 		call: CallContext,
 		itemIndex: number,
 		attempt: () => Promise<Attempt<T>>,
+		finalize: (failure: Failure) => Failure = (failure) => failure,
 	): Promise<T> {
 		let waitedMs = 0;
 		for (let attemptNo = 0; ; attemptNo++) {
@@ -182,10 +291,13 @@ export class ServiceClient {
 
 			const delayMs = result.retryAfterMs ?? backoffMs(attemptNo);
 			if (!result.retryable || waitedMs + delayMs > this.options.maxRetryWaitMs) {
-				throw this.toError(result, itemIndex, result.retryable ? waitedMs : undefined);
+				if (result.retryable) this.log.gaveUp(itemIndex, call.endpoint, result, waitedMs);
+				throw this.toError(finalize(result), itemIndex, result.retryable ? waitedMs : undefined);
 			}
 			// A service that says "slow down" means it for every worker of this run, not just this one.
-			if (result.httpCode === 429 || result.httpCode === 503) this.throttle.pause(delayMs);
+			const shared = result.httpCode === 429 || result.httpCode === 503;
+			this.log.waiting(itemIndex, call.endpoint, result, delayMs, shared);
+			if (shared) this.throttle.pause(delayMs);
 			else await sleep(delayMs);
 			waitedMs += delayMs;
 		}
@@ -225,8 +337,56 @@ function originOf(url: string): string {
 	}
 }
 
-function messageOf(error: unknown): string {
-	return error instanceof Error ? error.message : String(error);
+/** A request that got no (whole) HTTP answer. A GET is safe to send again whatever broke; a POST may not be. */
+function noAnswerFailure(error: unknown, call: CallContext, safeToRepeat: boolean): Failure {
+	const message = error instanceof Error ? error.message : String(error);
+	const failure = networkFailure(findErrorCode(error), message, call);
+	return safeToRepeat ? { ...failure, retryable: true } : failure;
+}
+
+type Body = { data: Buffer } | { tooLarge: true; announced?: number } | { error: unknown };
+
+/**
+ * Reads a streamed body into memory, but never more than `maxBytes`: a Content-Length over the limit is
+ * refused before the first byte, and a body that grows past it (no length, or a false one) is stopped there.
+ * Either way the stream is destroyed, which closes the socket. An abort of `signal` (the deadline) does the same.
+ */
+async function readAtMost(raw: RawResponse, maxBytes: number, signal: AbortSignal): Promise<Body> {
+	const { body } = raw;
+	if (Buffer.isBuffer(body)) return body.length > maxBytes ? { tooLarge: true } : { data: body };
+	const stream = body as NodeJS.ReadableStream & { destroy(error?: Error): void };
+	const announced = Number(raw.headers?.['content-length']);
+	if (Number.isFinite(announced) && announced > maxBytes) {
+		stream.destroy();
+		return { tooLarge: true, announced };
+	}
+	const stop = () => stream.destroy(new Error('The request was cut off by the deadline'));
+	if (signal.aborted) stop();
+	signal.addEventListener('abort', stop, { once: true });
+	const chunks: Buffer[] = [];
+	let size = 0;
+	try {
+		for await (const chunk of stream) {
+			const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+			size += bytes.length;
+			if (size > maxBytes) {
+				stream.destroy();
+				return { tooLarge: true };
+			}
+			chunks.push(bytes);
+		}
+	} catch (error) {
+		return { error };
+	} finally {
+		signal.removeEventListener('abort', stop);
+	}
+	return { data: Buffer.concat(chunks, size) };
+}
+
+/** An answer whose body is not wanted: a stream left unread would keep its socket. */
+function discard(body: unknown): void {
+	const stream = body as { destroy?: () => void } | undefined;
+	if (typeof stream?.destroy === 'function') stream.destroy();
 }
 
 /** A user stopping the execution is not a service failure: let n8n handle it. */

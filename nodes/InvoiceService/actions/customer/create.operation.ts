@@ -52,7 +52,8 @@ const properties: INodeProperties[] = [
 				type: 'string',
 				default: '',
 				placeholder: 'e.g. Analytical Engines Ltd',
-				description: "The customer's company, if any",
+				description:
+					"The customer's company, if any. Empty or only spaces means none: company_name is then not sent.",
 			},
 		],
 	},
@@ -70,8 +71,15 @@ const displayOptions = { show: { resource: ['customer'], operation: ['create'] }
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
+/** How the Operation selector lists it. */
+export const option = {
+	name: 'Create',
+	description: 'Create a customer in the service',
+	action: 'Create a customer',
+};
+
 /** Reads and validates one item's fields into the create-customer request body; throws FieldError. */
-export function buildBody(this: IExecuteFunctions, itemIndex: number): IDataObject {
+export function prepare(this: IExecuteFunctions, itemIndex: number): IDataObject {
 	const additional = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
 	const companyName = optionalText(additional.companyName, 'Company Name');
 	return {
@@ -80,10 +88,6 @@ export function buildBody(this: IExecuteFunctions, itemIndex: number): IDataObje
 		email: requireEmail(this.getNodeParameter('email', itemIndex, ''), 'Email'),
 		...(companyName !== undefined ? { company_name: companyName } : {}),
 	};
-}
-
-export function prepare(this: IExecuteFunctions, itemIndex: number): IDataObject {
-	return buildBody.call(this, itemIndex);
 }
 
 export async function send(

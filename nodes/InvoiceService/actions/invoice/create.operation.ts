@@ -4,20 +4,35 @@ import type {
 	INodeExecutionData,
 	INodeProperties,
 } from 'n8n-workflow';
-import { NodeApiError, updateDisplayOptions } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
 
 import { fromCents, sumCents } from '../../helpers/money';
 import {
 	CURRENCIES,
 	FieldError,
+	optionalBoolean,
+	optionalText,
 	parseLineItems,
+	requireChoice,
 	requireCurrency,
 	requireCustomerId,
 	requirePositiveAmountCents,
-	requireText,
 } from '../../helpers/validate';
 import type { ServiceClient } from '../../transport/request';
-import { runOptions } from '../common.descriptions';
+import {
+	numberOption,
+	type NumberOption,
+	readNumberOption,
+	runOptions,
+} from '../common.descriptions';
+
+// Invoices are small, and a runaway download must not fill n8n's memory.
+const maxPdfSize: NumberOption = {
+	...numberOption('maxPdfSize', 'Max PDF Size (MB)', 50, { minValue: 1 }),
+	displayOptions: { show: { downloadPdf: [true] } },
+	description:
+		'A larger PDF is refused: the download stops at this size (1 MB = 1,048,576 bytes) and the item fails, saying the invoice was created',
+};
 
 const properties: INodeProperties[] = [
 	{
@@ -87,7 +102,7 @@ const properties: INodeProperties[] = [
 						typeOptions: { numberPrecision: 2 },
 						default: 0,
 						description:
-							'The price of this line excluding VAT, in the invoice currency, with at most 2 decimals',
+							'The price of this line excluding VAT, in the invoice currency: whole cents (at most 2 decimals), negative for a discount. A computed value off by floating-point rounding only (4.35 * 3 = 13.049999999999999) counts as its whole cents (13.05); a real third decimal such as 12.345 is refused.',
 					},
 				],
 			},
@@ -101,7 +116,7 @@ const properties: INodeProperties[] = [
 		required: true,
 		displayOptions: { show: { lineItemsMode: ['json'] } },
 		description:
-			'An array of lines, each an object with "description" (text) and "price" (number excluding VAT, at most 2 decimals). Further fields on a line are passed to the service unchanged.',
+			'An array of lines, each an object with "description" (text) and "price" (number excluding VAT in whole cents, at most 2 decimals; floating-point rounding such as 13.049999999999999 counts as 13.05, a real third decimal is refused). Further fields on a line are passed to the service unchanged.',
 		hint: 'e.g. {{ $json.lines }} or [{"description": "Consulting", "price": 100}]',
 	},
 	{
@@ -131,7 +146,8 @@ const properties: INodeProperties[] = [
 		default: 0,
 		required: true,
 		displayOptions: { show: { amountMode: ['custom'] } },
-		description: 'The total amount excluding VAT, greater than 0, with at most 2 decimals',
+		description:
+			'The total amount excluding VAT, greater than 0, in whole cents (at most 2 decimals). A computed value off by floating-point rounding only (0.1 + 0.2 = 0.30000000000000004) counts as its whole cents (0.30); a real third decimal is refused.',
 	},
 	{
 		displayName: 'Options',
@@ -162,8 +178,9 @@ const properties: INodeProperties[] = [
 				type: 'string',
 				default: 'data',
 				displayOptions: { show: { downloadPdf: [true] } },
-				description: 'The name of the output binary field to put the PDF in',
+				description: 'The name of the output binary field to put the PDF in. Empty means "data".',
 			},
+			maxPdfSize,
 			...runOptions,
 		],
 	},
@@ -172,34 +189,48 @@ const properties: INodeProperties[] = [
 const displayOptions = { show: { resource: ['invoice'], operation: ['create'] } };
 
 /** The spec does not name the e-mail switch; this is the field we send (documented in the README). */
-export const SEND_EMAIL_FIELD = 'send_email';
+const SEND_EMAIL_FIELD = 'send_email';
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
+/** How the Operation selector lists it. */
+export const option = {
+	name: 'Create',
+	description: 'Create an invoice for a customer: the service makes a PDF and can e-mail it',
+	action: 'Create an invoice',
+};
+
 /** Reads and validates one item's fields into the create-invoice request body; throws FieldError. */
-export function buildBody(
-	this: IExecuteFunctions,
-	itemIndex: number,
-	options: IDataObject,
-): IDataObject {
+function buildBody(this: IExecuteFunctions, itemIndex: number, options: IDataObject): IDataObject {
 	const customerId = requireCustomerId(
 		this.getNodeParameter('customerId', itemIndex, ''),
 		'Customer ID',
 	);
 	const currency = requireCurrency(this.getNodeParameter('currency', itemIndex, ''), 'Currency');
 
-	const mode = this.getNodeParameter('lineItemsMode', itemIndex, 'fields') as string;
-	const lines =
+	const mode = requireChoice(
+		this.getNodeParameter('lineItemsMode', itemIndex, 'fields'),
+		'Specify Line Items',
+		['fields', 'json'],
+		{ fields: 'Using Fields Below', json: 'Using JSON' },
+	);
+	const linesField = mode === 'json' ? 'Line Items (JSON)' : 'Line Items';
+	const lines = parseLineItems(
 		mode === 'json'
-			? parseLineItems(this.getNodeParameter('lineItemsJson', itemIndex, ''), 'Line Items (JSON)')
-			: parseLineItems(
-					(this.getNodeParameter('lineItems', itemIndex, {}) as { item?: IDataObject[] }).item ??
-						[],
-					'Line Items',
-				);
+			? this.getNodeParameter('lineItemsJson', itemIndex, '')
+			: ((this.getNodeParameter('lineItems', itemIndex, {}) as { item?: unknown }).item ?? []),
+		linesField,
+	);
 
+	const amountMode = requireChoice(
+		this.getNodeParameter('amountMode', itemIndex, 'sum'),
+		'Amount',
+		['sum', 'custom'],
+		{ sum: 'Sum of Line Prices', custom: 'Custom Amount' },
+	);
 	let amountCents: number;
-	if (this.getNodeParameter('amountMode', itemIndex, 'sum') === 'custom') {
+	// The custom amount is read only when chosen: a leftover value in the hidden field means nothing.
+	if (amountMode === 'custom') {
 		amountCents = requirePositiveAmountCents(
 			this.getNodeParameter('amount', itemIndex, 0),
 			'Custom Amount',
@@ -208,12 +239,13 @@ export function buildBody(
 		amountCents = sumCents(lines.map((line) => line.priceCents));
 		if (amountCents <= 0) {
 			throw new FieldError(
-				'Line Items',
+				linesField,
 				`the sum of the line prices must be greater than 0, got ${fromCents(amountCents)}`,
 			);
 		}
 	}
 
+	const sendEmail = optionalBoolean(options.sendEmail, 'Send Email');
 	return {
 		customer_id: customerId,
 		amount: fromCents(amountCents),
@@ -224,7 +256,7 @@ export function buildBody(
 			price: fromCents(line.priceCents),
 		})),
 		// Sent only when the user chose: the spec does not name the switch, and the service's default stands otherwise.
-		...(typeof options.sendEmail === 'boolean' ? { [SEND_EMAIL_FIELD]: options.sendEmail } : {}),
+		...(sendEmail !== undefined ? { [SEND_EMAIL_FIELD]: sendEmail } : {}),
 	};
 }
 
@@ -232,20 +264,23 @@ export function buildBody(
 export interface InvoiceRequest {
 	body: IDataObject;
 	binaryPropertyName?: string;
+	/** Max PDF Size in MB, read with the other options so that `send` reads no parameter. */
+	maxPdfMb: number;
 }
 
 export function prepare(this: IExecuteFunctions, itemIndex: number): InvoiceRequest {
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
 	const body = buildBody.call(this, itemIndex, options);
-	const binaryPropertyName = options.downloadPdf
-		? requireText(options.binaryPropertyName ?? 'data', 'Put PDF in Field')
+	const binaryPropertyName = optionalBoolean(options.downloadPdf, 'Download PDF')
+		? (optionalText(options.binaryPropertyName, 'Put PDF in Field') ?? 'data')
 		: undefined;
-	return { body, binaryPropertyName };
+	const maxPdfMb = readNumberOption(options, maxPdfSize);
+	return { body, binaryPropertyName, maxPdfMb };
 }
 
 export async function send(
 	this: IExecuteFunctions,
-	{ body, binaryPropertyName }: InvoiceRequest,
+	{ body, binaryPropertyName, maxPdfMb }: InvoiceRequest,
 	itemIndex: number,
 	client: ServiceClient,
 ): Promise<INodeExecutionData> {
@@ -255,7 +290,7 @@ export async function send(
 	});
 	if (binaryPropertyName === undefined) return { json: invoice };
 
-	const pdf = await downloadPdf.call(this, client, invoice, itemIndex);
+	const pdf = await downloadPdf.call(this, client, invoice, itemIndex, maxPdfMb);
 	return { json: invoice, binary: { [binaryPropertyName]: pdf } };
 }
 
@@ -264,36 +299,15 @@ async function downloadPdf(
 	client: ServiceClient,
 	invoice: IDataObject,
 	itemIndex: number,
+	maxPdfMb: number,
 ) {
 	const invoiceId = String(invoice.invoice_id);
-	const url = typeof invoice.download_url === 'string' ? invoice.download_url : '';
-	// The invoice exists whatever happens below: every failure must say so, or a re-run creates a second one.
-	const fail = (reason: string, description?: string) =>
-		new NodeApiError(
-			this.getNode(),
-			{ message: reason },
-			{
-				message: `Invoice ${invoiceId} was created, but its PDF could not be downloaded: ${reason}`,
-				description: `${description ? `${description} ` : ''}Do not run this item again (that would create a second invoice); fetch the PDF from the invoice's download_url instead.`,
-				itemIndex,
-			},
-		);
-	if (!/^https?:\/\//i.test(url))
-		throw fail(
-			`the service gave no usable download_url (got ${JSON.stringify(invoice.download_url ?? null)})`,
-		);
-
-	let file: { data: Buffer; contentType?: string };
-	try {
-		file = await client.download(url, itemIndex);
-	} catch (error) {
-		throw fail((error as Error).message, (error as NodeApiError).description ?? undefined);
-	}
-	if (file.data.subarray(0, 5).toString('latin1') !== '%PDF-') {
-		throw fail(
-			`what came back from ${url} is not a PDF (content type ${file.contentType ?? 'unknown'}, ${file.data.length} bytes)`,
-		);
-	}
+	const file = await client.downloadPdf({
+		invoiceId,
+		url: invoice.download_url,
+		itemIndex,
+		maxBytes: Math.floor(maxPdfMb * 1024 * 1024),
+	});
 	return await this.helpers.prepareBinaryData(file.data, `${invoiceId}.pdf`, 'application/pdf');
 }
 

@@ -1,27 +1,10 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { resourceDescription } from '../common.descriptions';
 import type { Operation } from '../operation';
 import * as create from './create.operation';
 
-/** What the router runs, by the operation's `value` in the list below. */
+/** What the router runs, by the operation's `value` in the Operation selector (built from this table). */
 export const operations: Record<string, Operation> = { create };
 
-export const description: INodeProperties[] = [
-	{
-		displayName: 'Operation',
-		name: 'operation',
-		type: 'options',
-		noDataExpression: true,
-		displayOptions: { show: { resource: ['invoice'] } },
-		options: [
-			{
-				name: 'Create',
-				value: 'create',
-				description: 'Create an invoice for a customer: the service makes a PDF and can e-mail it',
-				action: 'Create an invoice',
-			},
-		],
-		default: 'create',
-	},
-	...create.description,
-];
+export const description: INodeProperties[] = resourceDescription('invoice', operations);

@@ -1,0 +1,228 @@
+// Issue 9 in a real n8n (both supported majors), the packed package installed as a community node:
+// - downstream of the error output, `$('<node before>').item` and `$('Invoice Service').item` resolve to the
+//   failing item's own input and error, with several items of which only some fail;
+// - waits are visible: n8n's own log of a run against a rate-limited sandbox names each wait (item, HTTP status,
+//   how long) and ends with a one-line summary, and never shows the key;
+// - Timeout is a total deadline in the real request helpers (a trickled create is cut, its socket closed).
+import { startSandbox, type Sandbox } from '../../sandbox/server';
+import {
+	CREDENTIAL_TYPE,
+	N8N_VERSIONS,
+	NODE_TYPE,
+	createN8nHome,
+	ensureN8nInstalled,
+	nodeOutput,
+	packPackage,
+	removeHome,
+	runWorkflows,
+	type N8nHome,
+	type RunWorkflowsResult,
+	type WorkflowResult,
+} from '../../tools/n8n';
+
+const MINUTE = 60_000;
+const PREPARE = 'Prepare customers';
+const SERVICE = 'Invoice Service';
+const AFTER_ERROR = 'After the error';
+
+const node = (name: string, type: string, typeVersion: number, parameters: object, x: number) => ({
+	id: `${name.replace(/\W/g, '-').toLowerCase()}-0000-4000-8000-000000000000`.slice(0, 36),
+	name,
+	type,
+	typeVersion,
+	position: [x, 0],
+	parameters,
+});
+
+/** Manual trigger → a Set node emitting `customers` one item each → Invoice Service (error output) → after. */
+function customerWorkflow(
+	id: string,
+	credentialId: string,
+	customers: Array<Record<string, string>>,
+	options: Record<string, unknown>,
+) {
+	const service = {
+		...node(
+			SERVICE,
+			NODE_TYPE,
+			1,
+			{
+				resource: 'customer',
+				operation: 'create',
+				firstName: '={{ $json.first }}',
+				lastName: '={{ $json.last }}',
+				email: '={{ $json.email }}',
+				options,
+			},
+			660,
+		),
+		credentials: { [CREDENTIAL_TYPE]: { id: credentialId, name: credentialId } },
+		onError: 'continueErrorOutput',
+	};
+	return {
+		id,
+		name: id,
+		nodes: [
+			node('Start', 'n8n-nodes-base.manualTrigger', 1, {}, 0),
+			node(
+				'Customers',
+				'n8n-nodes-base.set',
+				3.4,
+				{ mode: 'raw', jsonOutput: JSON.stringify({ customers }), options: {} },
+				220,
+			),
+			node(PREPARE, 'n8n-nodes-base.splitOut', 1, { fieldToSplitOut: 'customers' }, 440),
+			service,
+			node('Created', 'n8n-nodes-base.noOp', 1, {}, 900),
+			node(
+				AFTER_ERROR,
+				'n8n-nodes-base.set',
+				3.4,
+				{
+					mode: 'manual',
+					assignments: {
+						assignments: [
+							{
+								id: 'a1',
+								name: 'inputEmail',
+								type: 'string',
+								value: `={{ $('${PREPARE}').item.json.email }}`,
+							},
+							{
+								id: 'a2',
+								name: 'serviceError',
+								type: 'string',
+								value: `={{ $('${SERVICE}').item.json.error.message }}`,
+							},
+						],
+					},
+					options: {},
+				},
+				900,
+			),
+		],
+		connections: {
+			Start: { main: [[{ node: 'Customers', type: 'main', index: 0 }]] },
+			Customers: { main: [[{ node: PREPARE, type: 'main', index: 0 }]] },
+			[PREPARE]: { main: [[{ node: SERVICE, type: 'main', index: 0 }]] },
+			[SERVICE]: {
+				main: [
+					[{ node: 'Created', type: 'main', index: 0 }],
+					[{ node: AFTER_ERROR, type: 'main', index: 0 }],
+				],
+			},
+		},
+	};
+}
+
+const person = (email: string) => ({ first: 'Test', last: 'Person', email });
+
+describe.each(N8N_VERSIONS)('transport behaviour in a real n8n %s', (version) => {
+	let home: N8nHome;
+	let plain: Sandbox;
+	let limited: Sandbox;
+	let trickling: Sandbox;
+	let batch: RunWorkflowsResult;
+	const result = (id: string): WorkflowResult => batch.results[id];
+
+	const DOWNSTREAM = [
+		person('first@example.com'),
+		person('not-an-email'),
+		person('second@example.com'),
+		person('first@example.com'), // already exists by then: 409
+		person('third@example.com'),
+	];
+
+	beforeAll(async () => {
+		await ensureN8nInstalled([version]);
+		const tarball = await packPackage();
+		plain = await startSandbox();
+		limited = await startSandbox({ rateLimit: { perSecond: 2, burst: 1 } });
+		trickling = await startSandbox({ faults: { trickle: 1 }, trickleMs: 60_000 });
+		home = await createN8nHome(version, tarball);
+		const credential = (id: string, sandbox: Sandbox) => ({
+			id,
+			name: id,
+			type: CREDENTIAL_TYPE,
+			data: { baseUrl: sandbox.rootUrl, apiKey: sandbox.apiKey, allowHttp: true },
+		});
+		batch = await runWorkflows(home, {
+			credentials: [
+				credential('credPlainT000001', plain),
+				credential('credLimitT000001', limited),
+				credential('credTrickT000001', trickling),
+			],
+			workflows: [
+				customerWorkflow('wfDownstream0001', 'credPlainT000001', DOWNSTREAM, { concurrency: 1 }),
+				customerWorkflow(
+					'wfRateLimited001',
+					'credLimitT000001',
+					[1, 2, 3, 4].map((i) => person(`limited${i}@example.com`)),
+					{ concurrency: 2 },
+				),
+				customerWorkflow('wfTrickle0000001', 'credTrickT000001', [person('slow@example.com')], {
+					timeout: 3000,
+				}),
+			],
+		});
+	}, 25 * MINUTE);
+
+	afterAll(async () => {
+		await Promise.all([plain?.close(), limited?.close(), trickling?.close()]);
+		if (home) removeHome(home);
+	});
+
+	test('after the error output, $(node before).item and $(Invoice Service).item are the failing item’s own', () => {
+		const run = result('wfDownstream0001').run;
+		const created = nodeOutput(run, SERVICE, 0);
+		expect(created.map((item) => item.json.email)).toEqual([
+			'first@example.com',
+			'second@example.com',
+			'third@example.com',
+		]);
+		const failed = nodeOutput(run, SERVICE, 1);
+		expect(failed.map((item) => item.pairedItem)).toEqual([{ item: 1 }, { item: 3 }]);
+
+		const after = nodeOutput(run, AFTER_ERROR, 0).map((item) => item.json);
+		expect(after).toHaveLength(2);
+		expect(after[0].inputEmail).toBe('not-an-email');
+		expect(after[0].serviceError).toMatch(/^Item 1: Email must be an e-mail address/);
+		expect(after[1].inputEmail).toBe('first@example.com');
+		expect(after[1].serviceError).toBe(
+			'A customer with the e-mail first@example.com already exists',
+		);
+	});
+
+	test('each rate-limit wait and a run summary appear in n8n’s log, never the key', () => {
+		const r = result('wfRateLimited001');
+		expect(nodeOutput(r.run, SERVICE, 0)).toHaveLength(4);
+		const log = `${r.stdout}\n${r.stderr}`;
+		const waits = log
+			.split('\n')
+			.filter((line) =>
+				/Invoice Service "Invoice Service", item \d+, create-customer: HTTP 429;/.test(line),
+			);
+		expect(waits.length).toBeGreaterThan(0);
+		for (const line of waits) expect(line).toMatch(/ for \d+(\.\d)? s/);
+		expect(log).toMatch(
+			/Invoice Service "Invoice Service": 4 item\(s\) sent, [1-4] retried \(\d+ retries\), \d+(\.\d)? s waited in total/,
+		);
+		expect(limited.stats().faults.rateLimited).toBeGreaterThan(0);
+		expect(log).not.toContain(limited.apiKey);
+	});
+
+	test('a trickled create is cut at Timeout by the real request helper, and never sent again', () => {
+		const r = result('wfTrickle0000001');
+		const [failed] = nodeOutput(r.run, SERVICE, 1);
+		expect((failed.json.error as { message: string }).message).toMatch(
+			/^No answer from create-customer within the time-out\. Outcome unknown/,
+		);
+		const stats = trickling.stats();
+		expect(stats.requests.total).toBe(1);
+		expect(stats.faults.trickle).toBe(1);
+		expect(stats.abortedResponses).toBe(1);
+		expect(stats.openConnections).toBe(0);
+		// n8n's whole boot is in r.ms; the trickle alone would take 60 s.
+		expect(r.ms).toBeLessThan(55_000);
+	});
+});

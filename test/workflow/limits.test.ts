@@ -1,0 +1,304 @@
+// Timeout as a total deadline, the PDF size limit and the Base URL paste shapes, through the node's real
+// execute() in an n8n-core workflow run. The service here is a real HTTP server on 127.0.0.1 (not nock), so
+// that the tests can see what a client abort really does to the socket: closed, and nothing left writing.
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import nock from 'nock';
+import { sleep } from 'n8n-workflow';
+
+import {
+	API,
+	API_KEY,
+	customerParameters,
+	everythingVisible,
+	invoiceParameters,
+	runInvoiceService,
+} from '../support/invoice-service';
+
+const MB = 1024 * 1024;
+const PDF = Buffer.from('%PDF-1.7\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
+const ADA = { first: 'Ada', last: 'Lovelace', email: 'ada@example.com' };
+
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> | void;
+
+interface Exchange {
+	method: string;
+	path: string;
+	/** Set when the client's socket closed before the answer ended (an abort). */
+	abortedAt?: number;
+	/** Set when the server stopped writing (end or abort). */
+	stoppedAt?: number;
+	bytesWritten: number;
+}
+
+/** A loopback service whose answers the test writes by hand; records every exchange and how it ended. */
+async function startService(handlers: Record<string, Handler>) {
+	const exchanges: Exchange[] = [];
+	const server = http.createServer((req, res) => {
+		const exchange: Exchange = { method: req.method ?? '', path: req.url ?? '', bytesWritten: 0 };
+		exchanges.push(exchange);
+		res.on('close', () => {
+			if (!res.writableEnded) exchange.abortedAt = Date.now();
+		});
+		const write = res.write.bind(res);
+		res.write = ((chunk: Buffer | string, ...rest: never[]) => {
+			exchange.bytesWritten += Buffer.byteLength(chunk);
+			return write(chunk, ...rest);
+		}) as typeof res.write;
+		const handler = handlers[`${req.method} ${(req.url ?? '').split('?')[0]}`];
+		req.resume();
+		req.on('end', async () => {
+			if (!handler) {
+				res.writeHead(404).end();
+				return;
+			}
+			await handler(req, res);
+			exchange.stoppedAt = Date.now();
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+	return {
+		origin,
+		exchanges,
+		close: async () => {
+			server.closeAllConnections();
+			await new Promise((resolve) => server.close(resolve));
+		},
+	};
+}
+
+/** Headers at once, then `body` a few bytes at a time over `overMs`, until done or the client goes away. */
+function trickle(status: number, body: Buffer, overMs: number, headers: http.OutgoingHttpHeaders) {
+	return async (_req: http.IncomingMessage, res: http.ServerResponse) => {
+		res.writeHead(status, { 'content-length': body.length, ...headers });
+		res.flushHeaders();
+		const step = 4;
+		const pause = Math.max(10, Math.floor(overMs / Math.ceil(body.length / step)));
+		for (let at = 0; at < body.length; at += step) {
+			if (res.destroyed) return;
+			res.write(body.subarray(at, at + step));
+			await sleep(pause);
+		}
+		res.end();
+	};
+}
+
+/** Bytes as fast as the client reads them (backpressure kept), `total` of them or without end. */
+function flood(total: number | undefined, headers: http.OutgoingHttpHeaders) {
+	return async (_req: http.IncomingMessage, res: http.ServerResponse) => {
+		res.writeHead(200, {
+			'content-type': 'application/pdf',
+			...(total !== undefined ? { 'content-length': total } : {}),
+			...headers,
+		});
+		const chunk = Buffer.alloc(64 * 1024, 0x20);
+		chunk.write('%PDF-');
+		let sent = 0;
+		while (!res.destroyed && (total === undefined || sent < total)) {
+			const piece =
+				total === undefined ? chunk : chunk.subarray(0, Math.min(chunk.length, total - sent));
+			sent += piece.length;
+			if (!res.write(piece)) {
+				await new Promise((resolve) => {
+					res.once('drain', resolve);
+					res.once('close', resolve);
+				});
+			}
+		}
+		if (!res.destroyed) res.end();
+	};
+}
+
+const invoiceAnswer =
+	(origin: string) => (_req: http.IncomingMessage, res: http.ServerResponse) => {
+		res.writeHead(200, { 'content-type': 'application/json' });
+		res.end(
+			JSON.stringify({
+				invoice_id: 'inv_1',
+				status: 'sent',
+				download_url: `${origin}/files/inv_1.pdf`,
+			}),
+		);
+	};
+
+/** Waits (up to 3 s) for the server to see how an exchange ended. */
+async function settled(exchange: Exchange | undefined): Promise<Exchange | undefined> {
+	for (let wait = 0; wait < 150 && exchange && !exchange.abortedAt && !exchange.stoppedAt; wait++) {
+		await sleep(20);
+	}
+	return exchange;
+}
+
+let service: Awaited<ReturnType<typeof startService>> | undefined;
+
+// nock, which the other workflow tests use, wraps every response (even one it lets through) in its own stream,
+// which hides what an abort does to the real socket. This file talks to its loopback server directly: nock's
+// interception is switched off for it, and back on afterwards.
+beforeAll(() => nock.restore());
+afterAll(() => nock.activate());
+afterEach(async () => {
+	await service?.close();
+	service = undefined;
+});
+
+const pdfParameters = (options: Record<string, unknown> = {}) =>
+	invoiceParameters({ options: { downloadPdf: true, maxRetryWait: 0, ...options } });
+
+describe('Timeout is a total deadline: headers and the whole body', () => {
+	it('cuts a create whose answer trickles, never sends it again, and closes the socket', async () => {
+		const answer = Buffer.from(JSON.stringify({ id: 'cust_1', name: 'Ada Lovelace' }));
+		service = await startService({
+			[`POST ${API}/create-customer`]: trickle(200, answer, 30_000, {
+				'content-type': 'application/json',
+			}),
+		});
+		const started = Date.now();
+		const result = await runInvoiceService({
+			parameters: customerParameters({ options: { timeout: 1000 } }),
+			items: [ADA],
+			credentials: { baseUrl: service.origin },
+		});
+		const tookMs = Date.now() - started;
+
+		expect(result.error?.message).toMatch(
+			/^No answer from create-customer within the time-out\. Outcome unknown: .*could create a duplicate/,
+		);
+		expect(result.error?.description).toMatch(
+			/whole answer \(headers and body\).*Timeout option \(1 s\)/,
+		);
+		expect(service.exchanges).toHaveLength(1);
+		expect((await settled(service.exchanges[0]))?.abortedAt).toBeDefined();
+		// The trickle would take 30 s; the deadline is 1 s (loose bound: a busy machine is slow).
+		expect(tookMs).toBeLessThan(15_000);
+		expect(everythingVisible(result)).not.toContain(API_KEY);
+	});
+
+	it('cuts a PDF that trickles and says the invoice was created', async () => {
+		let origin = '';
+		const slowPdf = Buffer.concat([PDF, Buffer.alloc(400, 0x20)]);
+		service = await startService({
+			[`POST ${API}/create-invoice`]: (req, res) => invoiceAnswer(origin)(req, res),
+			'GET /files/inv_1.pdf': trickle(200, slowPdf, 30_000, { 'content-type': 'application/pdf' }),
+		});
+		origin = service.origin;
+
+		const started = Date.now();
+		const result = await runInvoiceService({
+			parameters: pdfParameters({ timeout: 1000 }),
+			credentials: { baseUrl: service.origin },
+			onError: 'continueErrorOutput',
+		});
+		const tookMs = Date.now() - started;
+
+		const error = result.outputs[1][0].json.error as Record<string, unknown>;
+		expect(error.message).toBe(
+			'Invoice inv_1 was created, but its PDF could not be downloaded: the download did not finish within the time-out (1 s)',
+		);
+		expect(error.description).toMatch(/Do not run this item again/);
+		const downloads = service.exchanges.filter((exchange) => exchange.method === 'GET');
+		expect(downloads).toHaveLength(1);
+		expect((await settled(downloads[0]))?.abortedAt).toBeDefined();
+		expect(tookMs).toBeLessThan(15_000);
+	});
+});
+
+describe('the PDF size is bounded', () => {
+	async function downloadAgainst(pdfHandler: (origin: string) => Handler, maxPdfSize: number) {
+		let origin = '';
+		service = await startService({
+			[`POST ${API}/create-invoice`]: (req, res) => invoiceAnswer(origin)(req, res),
+			'GET /files/inv_1.pdf': (req, res) => pdfHandler(origin)(req, res),
+		});
+		origin = service.origin;
+		const result = await runInvoiceService({
+			parameters: pdfParameters({ maxPdfSize }),
+			credentials: { baseUrl: service.origin },
+			onError: 'continueErrorOutput',
+		});
+		const download = await settled(service.exchanges.find((exchange) => exchange.method === 'GET'));
+		return { result, download: download! };
+	}
+
+	it('refuses an announced size over the limit before reading it', async () => {
+		const { result, download } = await downloadAgainst(() => flood(64 * MB, {}), 1);
+		expect((result.outputs[1][0].json.error as { message: string }).message).toBe(
+			'Invoice inv_1 was created, but its PDF could not be downloaded: the file is larger than the limit of 1 MB (it announced 64 MB)',
+		);
+		expect(download.abortedAt).toBeDefined();
+		// Whatever sat in socket buffers when the client hung up, far from the 64 MB offered.
+		expect(download.bytesWritten).toBeLessThan(16 * MB);
+	});
+
+	it('stops an endless download (no Content-Length) at the limit', async () => {
+		const { result, download } = await downloadAgainst(() => flood(undefined, {}), 2);
+		expect((result.outputs[1][0].json.error as { message: string }).message).toBe(
+			'Invoice inv_1 was created, but its PDF could not be downloaded: the file is larger than the limit of 2 MB',
+		);
+		expect((result.outputs[1][0].json.error as { description: string }).description).toMatch(
+			/stopped at the limit.*Max PDF Size/,
+		);
+		expect(download.abortedAt).toBeDefined();
+		expect(download.bytesWritten).toBeLessThan(16 * MB);
+	});
+
+	it('accepts a PDF under the limit', async () => {
+		const { result } = await downloadAgainst(() => flood(3 * MB, {}), 4);
+		expect(result.error).toBeUndefined();
+		expect(result.outputs[0][0].binary?.data?.fileName).toBe('inv_1.pdf');
+	});
+
+	it('a download error keeps its HTTP code and says the invoice was created', async () => {
+		const { result } = await downloadAgainst(
+			() => (_req, res) => {
+				res.writeHead(403, { 'content-type': 'text/plain' }).end('forbidden');
+			},
+			50,
+		);
+		const error = result.outputs[1][0].json.error as Record<string, unknown>;
+		expect(error.message).toMatch(
+			/^Invoice inv_1 was created, but its PDF could not be downloaded: http:\/\/127\.0\.0\.1:\d+\/files\/inv_1\.pdf answered HTTP 403$/,
+		);
+		expect(error.httpCode).toBe('403');
+	});
+});
+
+describe('Base URL paste mistakes', () => {
+	it.each([
+		[
+			'a pasted create-invoice endpoint with a query string',
+			'/api/1.1/wf/create-invoice?api_token=x',
+		],
+		['a pasted create-customer endpoint with a fragment', '/api/1.1/wf/create-customer/#top'],
+		['the app root', ''],
+	])('%s is understood', async (_name, suffix) => {
+		service = await startService({
+			[`POST ${API}/create-customer`]: (_req, res) => {
+				res.writeHead(200, { 'content-type': 'application/json' });
+				res.end(JSON.stringify({ id: 'cust_9', name: 'Ada Lovelace', email: ADA.email }));
+			},
+		});
+		const result = await runInvoiceService({
+			parameters: customerParameters(),
+			items: [ADA],
+			credentials: { baseUrl: `${service.origin}${suffix}` },
+		});
+		expect(result.error).toBeUndefined();
+		expect(service.exchanges.map((exchange) => exchange.path)).toEqual([`${API}/create-customer`]);
+	});
+
+	it("refuses Bubble's Data API before anything is sent, naming the Base URL", async () => {
+		service = await startService({});
+		const baseUrl = `${service.origin}/api/1.1/obj/customer`;
+		const result = await runInvoiceService({
+			parameters: customerParameters(),
+			items: [ADA],
+			credentials: { baseUrl },
+		});
+		expect(result.error?.message).toBe(
+			`The Base URL "${baseUrl}" points to Bubble's Data API (/api/1.1/obj), but this node calls the Workflow API: use the address up to /api/1.1/wf`,
+		);
+		expect(service.exchanges).toHaveLength(0);
+	});
+});
