@@ -293,42 +293,43 @@ export class Report {
 		const p4 = (kind: string, size: number) => this.one(`p4${kind}${size}`);
 		const p4Cpu = (kind: string, size: number) =>
 			this.cpuPerItemMs(p4(kind, size), `p4base${size}`);
-		const groups = (
-			p2: Array<Array<number | undefined>>,
-			p4Values: (size: number) => Array<number | undefined>,
-		) => [
-			{ label: `P2 c${P2_CONCURRENCY} (median)`, values: p2[0] },
-			{ label: 'P2: c50 / HTTP all at once', values: p2[1] },
-			...this.plan.p4Sizes.map((size) => ({
-				label: `P4 ${thousands(size)}`,
-				values: p4Values(size),
-			})),
-		];
+		// One panel per measure: P2 (ours and the floor at c10, ours at c50 next to HTTP Request), then P4 by size.
+		const panel = (
+			title: string,
+			unit: string,
+			digits: number,
+			p2Value: (m: Measured) => number,
+			p4Value: (kind: string, size: number) => number,
+		): ChartPanel => ({
+			title,
+			unit,
+			digits,
+			groups: [
+				{
+					label: `P2 c${P2_CONCURRENCY} (median)`,
+					values: [med(ours10, p2Value), med(floor10, p2Value), undefined],
+				},
+				{
+					label: 'P2: c50 / HTTP all at once',
+					values: [p2Value(this.one('p2ours50')), undefined, p2Value(this.one('p2http'))],
+				},
+				...this.plan.p4Sizes.map((size) => ({
+					label: `P4 ${thousands(size)}`,
+					values: ['ours', 'floor', 'http'].map((kind) => p4Value(kind, size)),
+				})),
+			],
+		});
 		return [
-			{
-				title: 'Throughput (items/s, higher is better)',
-				unit: 'items/s',
-				digits: 0,
-				groups: groups(
-					[
-						[med(ours10, throughput), med(floor10, throughput), undefined],
-						[throughput(this.one('p2ours50')), undefined, throughput(this.one('p2http'))],
-					],
-					(size) => ['ours', 'floor', 'http'].map((kind) => throughput(p4(kind, size))),
-				),
-			},
-			{
-				title: 'CPU per item of the n8n process tree over the baseline (ms, lower is better)',
-				unit: 'ms per item',
-				digits: 2,
-				groups: groups(
-					[
-						[med(ours10, p2Cpu), med(floor10, p2Cpu), undefined],
-						[p2Cpu(this.one('p2ours50')), undefined, p2Cpu(this.one('p2http'))],
-					],
-					(size) => ['ours', 'floor', 'http'].map((kind) => p4Cpu(kind, size)),
-				),
-			},
+			panel('Throughput (items/s, higher is better)', 'items/s', 0, throughput, (kind, size) =>
+				throughput(p4(kind, size)),
+			),
+			panel(
+				'CPU per item of the n8n process tree over the baseline (ms, lower is better)',
+				'ms per item',
+				2,
+				p2Cpu,
+				p4Cpu,
+			),
 		];
 	}
 }
