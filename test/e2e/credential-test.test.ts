@@ -107,6 +107,34 @@ describe.each(N8N_VERSIONS)('credential Test button in a real n8n %s', (version)
 		expect(r.message).not.toBe('');
 	});
 
+	// A pasted Base URL is read with the node's own steps (helpers/baseUrl.ts, written into the Test request's
+	// URL expression).
+	test('a pasted create-invoice endpoint URL with a query string and fragment is understood', async () => {
+		const before = plain.stats().requests.byPath;
+		const r = await check('pasted', {
+			baseUrl: `${plain.baseUrl}/create-invoice?debug=1#x`,
+			apiKey: plain.apiKey,
+		});
+		expect(r).toEqual({ status: 'OK', message: 'Connection successful!' });
+		const after = plain.stats().requests.byPath;
+		const sentTo = Object.keys(after).filter((path) => after[path] !== before[path]);
+		expect(sentTo).toEqual(['/api/1.1/wf/create-customer']);
+	});
+
+	// The URL expression throws the node's sentence, but n8n's credential tester (1.x and 2.x alike, seen here)
+	// does not pass an expression's error on: the request is left without a URL and fails as ERR_INVALID_URL.
+	// What matters holds on both: the Test fails and nothing reaches the service. The node itself shows the
+	// sentence (test/workflow/limits.test.ts).
+	test("Bubble's Data API fails the Test before anything is sent", async () => {
+		const total = plain.stats().requests.total;
+		const r = await check('data api', {
+			baseUrl: `${plain.rootUrl}/api/1.1/obj/customer`,
+			apiKey: plain.apiKey,
+		});
+		expect(r.status).toBe('Error');
+		expect(plain.stats().requests.total).toBe(total);
+	});
+
 	test('testing creates nothing on the service', () => {
 		expect(plain.stats().customers).toBe(0);
 		expect(bubble.stats().customers).toBe(0);

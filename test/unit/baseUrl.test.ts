@@ -110,7 +110,7 @@ describe('the credential Test reads the Base URL with the same steps, in n8n’s
 	});
 
 	// The expression throws the node's sentence. n8n swallows errors thrown inside a credential test's
-	// expression (this engine, and the real credential tester of 1.x and 2.x: test/e2e/base-url.test.ts), which
+	// expression (this engine, and the real credential tester of 1.x and 2.x: test/e2e/credential-test.test.ts), which
 	// leaves the Test request without a URL: it fails and nothing is sent.
 	it.each(REFUSED)('refuses %j: no URL to send to', (input) => {
 		let value: unknown;

@@ -243,8 +243,8 @@ export class ServiceClient {
 	}
 
 	/**
-	 * A request with n8n's credential injection (the credential's generic Bearer block). The credential was read
-	 * once for the run; handing it over saves n8n decrypting it again for every item.
+	 * A request with n8n's credential injection (the credential's `authenticate` sets the Bearer header). The
+	 * credential was read once for the run; handing it over saves n8n decrypting it again for every item.
 	 *
 	 * The helper replaces the request's `abortSignal` with the execution's cancel signal (n8n 1.x and 2.x alike:
 	 * `requestOptions.abortSignal = this.getExecutionCancelSignal()`), so it is called on a view of the context
