@@ -6,7 +6,9 @@ import type {
 	IHttpRequestOptions,
 	INodeProperties,
 } from 'n8n-workflow';
+import { ApplicationError } from 'n8n-workflow';
 
+import { readApiKey } from '../nodes/InvoiceService/helpers/apiKey';
 import { baseUrlExpression } from '../nodes/InvoiceService/helpers/baseUrl';
 
 // The Test request is declarative, so its URL can only be an n8n expression: it is written from the same steps
@@ -72,14 +74,18 @@ export class InvoiceServiceApi implements ICredentialType {
 	];
 
 	// A function rather than the generic `=Bearer {{$credentials.apiKey}}` block: n8n calls it for every request
-	// without evaluating an expression in its sandbox (bench/README.md: the A/B).
+	// without evaluating an expression in its sandbox (bench/README.md: the A/B). The key is read as people paste
+	// it (helpers/apiKey.ts): spaces, line breaks and a "Bearer " prefix are dropped, and a key that cannot
+	// travel in a header is refused here, so the Test button shows the same message the node does.
 	async authenticate(
 		credentials: ICredentialDataDecryptedObject,
 		requestOptions: IHttpRequestOptions,
 	): Promise<IHttpRequestOptions> {
+		const reading = readApiKey(credentials.apiKey);
+		if ('problem' in reading) throw new ApplicationError(reading.problem);
 		return {
 			...requestOptions,
-			headers: { ...requestOptions.headers, Authorization: `Bearer ${String(credentials.apiKey)}` },
+			headers: { ...requestOptions.headers, Authorization: `Bearer ${reading.key}` },
 		};
 	}
 

@@ -140,6 +140,8 @@ describe('deadline, size limit and the PDF of a created invoice', () => {
 		expect(failure).toEqual({
 			httpCode: 404,
 			retryable: false,
+			// The invoice exists: nobody may send the create again, n8n's Retry On Fail included.
+			serviceMayHaveActed: true,
 			message:
 				'Invoice inv_1 was created, but its PDF could not be downloaded: https://x/inv_1.pdf answered HTTP 404',
 			description:

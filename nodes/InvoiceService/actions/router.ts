@@ -3,9 +3,10 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { prepareAheadAndSend } from '../helpers/pool';
 import { FieldError } from '../helpers/validate';
-import { ServiceClient } from '../transport/request';
+import { mayHaveActed, ServiceClient } from '../transport/request';
 import { readRunOptions, type RunOptions } from './common.descriptions';
 import * as customer from './customer';
+import { EarlierTries } from './earlierTries';
 import * as invoice from './invoice';
 import type { Operation } from './operation';
 
@@ -23,36 +24,51 @@ function findOperation(resource: string, operation: string): Operation | undefin
 
 type NodeError = NodeApiError | NodeOperationError;
 
-/**
- * The item loop, written once for every operation: items prepared ahead of the workers, bounded concurrency,
- * output in input order with pairedItem, and the error policy — an error item under "Continue", or a stop that
- * says what was already created.
- */
-export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	const items = this.getInputData();
-	const resource = this.getNodeParameter('resource', 0) as string;
-	const operationName = this.getNodeParameter('operation', 0) as string;
+/** What a run needs before its first item: the operation, the run options and a client for the service. */
+async function prepareRun(
+	context: IExecuteFunctions,
+): Promise<{ operation: Operation; runOptions: RunOptions; client: ServiceClient }> {
+	const resource = context.getNodeParameter('resource', 0) as string;
+	const operationName = context.getNodeParameter('operation', 0) as string;
 	const operation = findOperation(resource, operationName);
 	if (!operation) {
 		throw new NodeOperationError(
-			this.getNode(),
+			context.getNode(),
 			`The operation "${operationName}" is not known for "${resource}"`,
 		);
 	}
-
 	// Run-wide settings come from the first item: they shape the whole batch, not one request.
-	let runOptions: RunOptions;
-	try {
-		runOptions = readRunOptions(this.getNodeParameter('options', 0, {}) as IDataObject);
-	} catch (caught) {
-		throw asNodeError(this, caught, 0);
-	}
-	const client = await ServiceClient.create(this, runOptions);
+	const runOptions = readRunOptions(context.getNodeParameter('options', 0, {}) as IDataObject);
+	const client = await ServiceClient.create(context, runOptions);
+	return { operation, runOptions, client };
+}
 
+/**
+ * The item loop, written once for every operation: items prepared ahead of the workers, bounded concurrency,
+ * output in input order with pairedItem, and the error policy — an error item under "Continue", or a stop that
+ * says what was already created. Under n8n's Retry On Fail, what an earlier try created is returned, not sent
+ * again (earlierTries.ts).
+ */
+export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const items = this.getInputData();
+	const continueOnFail = this.continueOnFail();
+
+	let run: Awaited<ReturnType<typeof prepareRun>>;
+	try {
+		run = await prepareRun(this);
+	} catch (caught) {
+		const error = asNodeError(this, caught, 0);
+		if (!continueOnFail) throw error;
+		// Nothing can be sent (credential, Base URL, run options): every item fails with it, and the workflow goes on.
+		return [items.map((_, itemIndex) => errorItem(error, itemIndex))];
+	}
+	const { operation, runOptions, client } = run;
+
+	const earlier = EarlierTries.of(this, items);
+	const counts = { reused: 0, notResent: 0 };
 	const results: Array<INodeExecutionData | undefined> = new Array(items.length);
 	const failures: Array<{ error: NodeError; itemIndex: number }> = [];
-	let attempted = 0;
-	const continueOnFail = this.continueOnFail();
+	let handled = 0;
 
 	await prepareAheadAndSend({
 		count: items.length,
@@ -61,15 +77,27 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		lookAhead: runOptions.concurrency,
 		prepare: (itemIndex) => operation.prepare.call(this, itemIndex),
 		send: async (itemIndex, take) => {
-			attempted++;
+			handled++;
+			const remembered = earlier.recall(itemIndex);
 			try {
+				if (remembered && 'output' in remembered) {
+					results[itemIndex] = remembered.output;
+					counts.reused++;
+					return;
+				}
+				if (remembered) {
+					counts.notResent++;
+					throw remembered.error;
+				}
 				// A preparation error surfaces here, at the item's turn, exactly as if it were prepared now.
 				const output = await operation.send.call(this, take(), itemIndex, client);
 				results[itemIndex] = { ...output, pairedItem: { item: itemIndex } };
+				earlier.remember(itemIndex, { output: results[itemIndex] });
 			} catch (caught) {
 				const error = asNodeError(this, caught, itemIndex);
+				if (!remembered && mayHaveActed(caught)) earlier.remember(itemIndex, { error });
 				if (continueOnFail) {
-					results[itemIndex] = { json: errorJson(error), pairedItem: { item: itemIndex } };
+					results[itemIndex] = errorItem(error, itemIndex);
 				} else {
 					failures.push({ error, itemIndex });
 				}
@@ -77,12 +105,43 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		},
 		shouldStop: () => failures.length > 0,
 	});
-	client.logRunSummary();
+	client.log.summary();
 
 	if (failures.length > 0) {
-		throw withStopReport(failures, results, operation, items.length - attempted);
+		throw withStopReport(failures, results, operation, items.length - handled);
 	}
-	return [results as INodeExecutionData[]];
+	const output = results as INodeExecutionData[];
+	if (!output.some((item) => item.json.error !== undefined)) earlier.forget();
+	showHints(this, [...client.log.hints(), ...retryHints(counts)]);
+	return [output];
+}
+
+/** What n8n's Retry On Fail changed in this try, in the user's words. */
+function retryHints({ reused, notResent }: { reused: number; notResent: number }): string[] {
+	return [
+		reused > 0
+			? `${reused} item(s) were created in an earlier try of this node (Retry On Fail): their first output is returned and they were not sent again.`
+			: '',
+		notResent > 0
+			? `${notResent} item(s) were not sent again on Retry On Fail: the service may already have carried them out (see their errors).`
+			: '',
+	].filter(Boolean);
+}
+
+/** Execution hints, shown with the node's output (n8n 1.x and 2.x; a context without them shows nothing). */
+function showHints(context: IExecuteFunctions, messages: string[]): void {
+	if (messages.length === 0 || typeof context.addExecutionHints !== 'function') return;
+	context.addExecutionHints(
+		...messages.map((message) => ({
+			message,
+			type: 'info' as const,
+			location: 'outputPane' as const,
+		})),
+	);
+}
+
+function errorItem(error: NodeError, itemIndex: number): INodeExecutionData {
+	return { json: errorJson(error, itemIndex), pairedItem: { item: itemIndex } };
 }
 
 /**
@@ -91,15 +150,14 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
  * error output; setting `item.error` instead would make n8n 2.x replace the json with `{ error }` and drop the
  * HTTP code.
  */
-function errorJson(error: NodeError): IDataObject {
+function errorJson(error: NodeError, itemIndex: number): IDataObject {
 	const httpCode = error instanceof NodeApiError && error.httpCode ? error.httpCode : undefined;
-	const itemIndex = error.context?.itemIndex as number | undefined;
 	return {
 		error: {
 			message: error.message,
 			...(error.description ? { description: error.description } : {}),
 			...(httpCode ? { httpCode } : {}),
-			...(itemIndex !== undefined ? { itemIndex } : {}),
+			itemIndex,
 		},
 	};
 }
@@ -127,6 +185,7 @@ function withStopReport(
 ): NodeError {
 	failures.sort((a, b) => a.itemIndex - b.itemIndex);
 	const [{ error }, ...others] = failures;
+	const keyRefused = error instanceof NodeApiError && error.httpCode === '401';
 	const created: string[] = [];
 	results.forEach((result, index) => {
 		const id = result ? operation.createdId?.(result.json) : undefined;
@@ -139,7 +198,9 @@ function withStopReport(
 			? `Already created in this run before it stopped: ${created.join(', ')}. Skip these when you run again.`
 			: 'Nothing was created in this run before it stopped.',
 		...others.map((other) => `Item ${other.itemIndex} failed too: ${other.error.message}`),
-		notSent > 0 ? `${notSent} other item(s) were not sent.` : '',
+		notSent > 0
+			? `${notSent} other item(s) were not sent${keyRefused ? ': the service refused the API key' : ''}.`
+			: '',
 	]
 		.filter(Boolean)
 		.join(' ');

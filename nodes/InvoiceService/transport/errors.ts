@@ -13,6 +13,11 @@ export interface Failure {
 	/** True only when the service certainly did not act on the request, so sending it again is safe. */
 	retryable: boolean;
 	retryAfterMs?: number;
+	/**
+	 * The service acted on the request, or may have (no answer, a server error, an answer without an id): the
+	 * item must not be sent again by anybody, n8n's Retry On Fail included.
+	 */
+	serviceMayHaveActed?: boolean;
 }
 
 export interface CallContext {
@@ -32,8 +37,8 @@ function noAnswerInTime(call: CallContext): string {
 	return `No answer from ${call.endpoint} within the time-out. ${UNKNOWN_OUTCOME}`;
 }
 
-/** What a failure says: its message, and what to do about it. */
-type Words = Pick<Failure, 'message' | 'description'>;
+/** What a failure says: its message, and what to do about it (and whether the service may have acted). */
+type Words = Pick<Failure, 'message' | 'description' | 'serviceMayHaveActed'>;
 
 /** The facts an answer's words are made of; `said` is ": <the service's message>", or empty. */
 interface Answer extends AnswerFailure {
@@ -111,6 +116,7 @@ function otherStatus({ httpCode, bodyKind, said, call }: Answer): Words {
 			message: `The service had an error (HTTP ${httpCode})${page}${said}`,
 			description:
 				'Not retried automatically: the service may have acted before failing. Check the service before running this item again.',
+			serviceMayHaveActed: true,
 		};
 	}
 	return { message: `The service answered ${call.endpoint} with HTTP ${httpCode}${said}` };
@@ -141,6 +147,7 @@ export function unexpectedAnswer(
 	const keys = Object.keys(data);
 	return {
 		retryable: false,
+		serviceMayHaveActed: true,
 		message: `Unexpected response from ${call.endpoint}: the answer has no "${requiredField}"`,
 		description: `The service answered with success but without "${requiredField}" (fields received: ${keys.length ? keys.join(', ') : 'none'}), so it is unclear whether anything was created. Check the service before running this item again, and check that the Base URL points to the Customer and Invoice Service.`,
 	};
@@ -192,6 +199,7 @@ export function networkFailure(
 	const timedOut = (code !== undefined && TIMEOUT.has(code)) || /timeout/i.test(rawMessage);
 	return {
 		retryable: false,
+		serviceMayHaveActed: true,
 		message: timedOut
 			? noAnswerInTime(call)
 			: `The connection to ${host} broke before the answer to ${call.endpoint} arrived. ${UNKNOWN_OUTCOME}`,
@@ -211,6 +219,7 @@ export function seconds(ms: number): string {
 export function deadlineFailure(call: CallContext, timeoutMs: number): Failure {
 	return {
 		retryable: false,
+		serviceMayHaveActed: true,
 		message: noAnswerInTime(call),
 		description: `The whole answer (headers and body) must arrive within the Timeout option (${seconds(timeoutMs)}); it did not, so the request was cut off.`,
 	};
@@ -250,8 +259,20 @@ export function createdButNoPdf(failure: Failure, invoiceId: string): Failure {
 	return {
 		...(failure.httpCode !== undefined ? { httpCode: failure.httpCode } : {}),
 		retryable: false,
+		serviceMayHaveActed: true,
 		message: `Invoice ${invoiceId} was created, but its PDF could not be downloaded: ${failure.message}`,
 		description: `${failure.description ? `${failure.description} ` : ''}Do not run this item again (that would create a second invoice); fetch the PDF from the invoice's download_url instead.`,
+	};
+}
+
+/** An item not sent because the service refused the API key to an earlier request of the same run. */
+export function keyRefusedEarlier(): Failure {
+	return {
+		retryable: false,
+		message:
+			'Not sent: the service refused the API key earlier in this run (HTTP 401): check the API key in the Invoice Service API credential',
+		description:
+			"After the first 401 the node sends nothing more with this key in the run. Copy a current API key from the app's API settings into the credential, then run the items that were not sent.",
 	};
 }
 

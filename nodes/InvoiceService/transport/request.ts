@@ -7,6 +7,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeApiError, sleep } from 'n8n-workflow';
 
+import { readApiKey } from '../helpers/apiKey';
 import { resolveBaseUrl } from '../helpers/baseUrl';
 import { interpretResponse, type RawResponse } from './envelope';
 import {
@@ -18,11 +19,12 @@ import {
 	fileTooLarge,
 	findErrorCode,
 	httpFailure,
+	keyRefusedEarlier,
 	networkFailure,
 	unexpectedAnswer,
 } from './errors';
 import { RunLog } from './runLog';
-import { backoffMs, Throttle } from './throttle';
+import { backoffMs, serviceIdentity, servicePace } from './throttle';
 
 export const CREDENTIAL_TYPE = 'invoiceServiceApi';
 
@@ -57,16 +59,20 @@ export interface PdfDownload {
  * Nothing above this module knows about HTTP status codes.
  */
 export class ServiceClient {
-	private readonly throttle = new Throttle();
+	/** Set by the first 401 of the run: from then on nothing more is sent with this key. */
+	private keyRefused = false;
 
 	private constructor(
 		private readonly context: IExecuteFunctions,
 		readonly baseUrl: string,
 		private readonly options: ClientOptions,
 		private readonly credentials: ICredentialDataDecryptedObject,
-		private readonly log: RunLog,
+		/** This service and key as the process-wide pace knows them (no key in clear). */
+		private readonly service: string,
+		readonly log: RunLog,
 	) {}
 
+	/** Reads and checks the credential; throws (before anything is sent) when it cannot be used. */
 	static async create(context: IExecuteFunctions, options: ClientOptions): Promise<ServiceClient> {
 		const credentials = await context.getCredentials(CREDENTIAL_TYPE);
 		const reading = resolveBaseUrl(
@@ -74,20 +80,13 @@ export class ServiceClient {
 			credentials.allowHttp === true,
 		);
 		if ('problem' in reading) {
-			const { problem } = reading;
-			throw new NodeApiError(context.getNode(), { message: problem } as JsonObject, {
-				message: problem,
-				description:
-					'Nothing was sent. Correct the Base URL in the Invoice Service API credential.',
-			});
+			throw credentialProblem(context, reading.problem, 'Correct the Base URL');
 		}
+		const key = readApiKey(credentials.apiKey);
+		if ('problem' in key) throw credentialProblem(context, key.problem, 'Correct the API Key');
 		const log = new RunLog(context.logger, context.getNode().name);
-		return new ServiceClient(context, reading.url, options, credentials, log);
-	}
-
-	/** The one-line summary of what this run did with the service (items sent, retried, time waited). */
-	logRunSummary(): void {
-		this.log.summary();
+		const service = serviceIdentity(originOf(reading.url), key.key);
+		return new ServiceClient(context, reading.url, options, credentials, service, log);
 	}
 
 	/** POSTs a JSON body to an endpoint (e.g. "create-customer") and returns the unwrapped record. */
@@ -108,7 +107,7 @@ export class ServiceClient {
 			ignoreHttpStatusErrors: true,
 			sendCredentialsOnCrossOriginRedirect: false,
 		};
-		return await this.withRetries(call, itemIndex, async () => {
+		return await this.withRetries(call, itemIndex, true, async () => {
 			const sent = await this.send(request, itemIndex, true);
 			if ('error' in sent) {
 				// Cut by the deadline, or broken after it reached the service: it may have acted, so it is never sent
@@ -156,9 +155,12 @@ export class ServiceClient {
 			sendCredentialsOnCrossOriginRedirect: false,
 		};
 		const sameOrigin = originOf(url) === originOf(this.baseUrl);
+		// Not paced with the service's calls: a rate limit counts the workflow calls, and the file often comes
+		// from another host (a CDN) anyway.
 		const file = await this.withRetries(
 			call,
 			itemIndex,
+			false,
 			async () => {
 				const sent = await this.send(request, itemIndex, sameOrigin);
 				if ('error' in sent) {
@@ -274,31 +276,49 @@ export class ServiceClient {
 
 	/**
 	 * Runs one attempt after another until it succeeds, fails for good, or the item's wait budget is spent.
+	 * A `paced` call takes its turn in the process-wide pace of this service and key first, and a "slow down"
+	 * answer to it pauses everybody who uses them. After a 401 nothing more is sent in this run.
 	 * `finalize` gives the final failure its last words (e.g. "the invoice was created, but...").
 	 */
 	private async withRetries<T>(
 		call: CallContext,
 		itemIndex: number,
+		paced: boolean,
 		attempt: () => Promise<Attempt<T>>,
 		finalize: (failure: Failure) => Failure = (failure) => failure,
 	): Promise<T> {
 		let waitedMs = 0;
 		for (let attemptNo = 0; ; attemptNo++) {
-			await this.throttle.ready();
+			if (this.keyRefused) throw this.toError(finalize(keyRefusedEarlier()), itemIndex);
+			const queuedAt = Date.now();
+			const startedAt = paced ? await servicePace.turn(this.service) : queuedAt;
+			if (startedAt > queuedAt) this.log.heldBack(startedAt - queuedAt);
+			// The key may have been refused to another item while this one waited for its turn.
+			if (this.keyRefused) throw this.toError(finalize(keyRefusedEarlier()), itemIndex);
 			const outcome = await attempt();
+			// Only "slow down" answers (429, 503) are retryable and carry an HTTP code.
+			const slowDown =
+				!outcome.ok && outcome.failure.retryable && outcome.failure.httpCode !== undefined;
+			if (paced && !slowDown && (outcome.ok || outcome.failure.httpCode !== undefined)) {
+				servicePace.accepted(this.service);
+			}
 			if (outcome.ok) return outcome.value;
 			const result = outcome.failure;
+			if (result.httpCode === 401) this.keyRefused = true;
 
 			const delayMs = result.retryAfterMs ?? backoffMs(attemptNo);
 			if (!result.retryable || waitedMs + delayMs > this.options.maxRetryWaitMs) {
 				if (result.retryable) this.log.gaveUp(itemIndex, call.endpoint, result, waitedMs);
 				throw this.toError(finalize(result), itemIndex, result.retryable ? waitedMs : undefined);
 			}
-			// A service that says "slow down" means it for every worker of this run, not just this one.
-			const shared = result.httpCode === 429 || result.httpCode === 503;
+			// A service that says "slow down" means it for everybody using this key, not just this request.
+			const shared = paced && slowDown;
 			this.log.waiting(itemIndex, call.endpoint, result, delayMs, shared);
-			if (shared) this.throttle.pause(delayMs);
-			else await sleep(delayMs);
+			if (shared) {
+				servicePace.refused(this.service, startedAt, delayMs, result.httpCode === 429);
+			} else {
+				await sleep(delayMs);
+			}
 			waitedMs += delayMs;
 		}
 	}
@@ -318,13 +338,31 @@ export class ServiceClient {
 			message: failure.message,
 			...(failure.httpCode ? { httpCode: failure.httpCode } : {}),
 		};
-		return new NodeApiError(this.context.getNode(), safeResponse, {
+		const error = new NodeApiError(this.context.getNode(), safeResponse, {
 			message: failure.message,
 			...(description ? { description } : {}),
 			...(failure.httpCode ? { httpCode: String(failure.httpCode) } : {}),
 			itemIndex,
 		});
+		if (failure.serviceMayHaveActed) serviceMayHaveActed.add(error);
+		return error;
 	}
+}
+
+/** Errors of requests the service acted on, or may have: sending them again could create a duplicate. */
+const serviceMayHaveActed = new WeakSet<Error>();
+
+/** Whether the item's request was (or may have been) carried out by the service although the item failed. */
+export function mayHaveActed(error: unknown): boolean {
+	return error instanceof Error && serviceMayHaveActed.has(error);
+}
+
+/** A credential that cannot be used: found before anything is sent. */
+function credentialProblem(context: IExecuteFunctions, problem: string, fix: string): NodeApiError {
+	return new NodeApiError(context.getNode(), { message: problem } as JsonObject, {
+		message: problem,
+		description: `Nothing was sent. ${fix} in the Invoice Service API credential.`,
+	});
 }
 
 type Attempt<T> = { ok: true; value: T } | { ok: false; failure: Failure };

@@ -12,6 +12,7 @@ export class RunLog {
 	private readonly itemsRetried = new Set<number>();
 	private retries = 0;
 	private totalWaitMs = 0;
+	private held = { requests: 0, ms: 0 };
 
 	constructor(
 		private readonly logger: Logger,
@@ -34,7 +35,9 @@ export class RunLog {
 		this.itemsRetried.add(itemIndex);
 		this.retries++;
 		this.totalWaitMs += delayMs;
-		const who = shared ? 'all requests of this run pause' : 'retrying';
+		const who = shared
+			? 'every request to the service with this key (in any execution) pauses'
+			: 'retrying';
 		this.logger.info(
 			`${this.prefix(itemIndex, endpoint)} ${answer(failure)}; ${who} for ${seconds(delayMs)}`,
 			{ node: this.nodeName, itemIndex, httpCode: failure.httpCode, waitMs: delayMs },
@@ -49,16 +52,40 @@ export class RunLog {
 		);
 	}
 
+	/** A request waited `ms` for its turn in the service's pace (after the service said "slow down"). */
+	heldBack(ms: number): void {
+		this.held.requests++;
+		this.held.ms += ms;
+	}
+
+	/** What the run did that a user should see beside its output (n8n execution hints), one line each. */
+	hints(): string[] {
+		const hints: string[] = [];
+		if (this.retries > 0) {
+			hints.push(
+				`${this.itemsRetried.size} item(s) were retried ${this.retries} time(s) after the service asked to wait or could not be reached; ${seconds(this.totalWaitMs)} waited in total.`,
+			);
+		}
+		if (this.held.requests > 0) {
+			hints.push(
+				`${this.held.requests} request(s) were held back ${seconds(this.held.ms)} in total to stay under the service's rate limit (shared with other executions using the same key).`,
+			);
+		}
+		return hints;
+	}
+
 	/** The one-line summary of the run. */
 	summary(): void {
 		this.logger.info(
-			`Invoice Service "${this.nodeName}": ${this.itemsSent.size} item(s) sent, ${this.itemsRetried.size} retried (${this.retries} retries), ${seconds(this.totalWaitMs)} waited in total`,
+			`Invoice Service "${this.nodeName}": ${this.itemsSent.size} item(s) sent, ${this.itemsRetried.size} retried (${this.retries} retries), ${seconds(this.totalWaitMs)} waited in total, ${this.held.requests} request(s) held back ${seconds(this.held.ms)} by the rate-limit pace`,
 			{
 				node: this.nodeName,
 				itemsSent: this.itemsSent.size,
 				itemsRetried: this.itemsRetried.size,
 				retries: this.retries,
 				totalWaitMs: this.totalWaitMs,
+				heldBackRequests: this.held.requests,
+				heldBackMs: this.held.ms,
 			},
 		);
 	}
