@@ -14,6 +14,10 @@ export interface InvoiceServiceRun {
 	items?: IDataObject[];
 	onError?: OnError;
 	credentials?: IDataObject;
+	/** n8n's node settings for Retry On Fail. */
+	retryOnFail?: boolean;
+	maxTries?: number;
+	waitBetweenTries?: number;
 }
 
 /** Runs the Invoice Service node inside a real n8n-core workflow, after a source node that emits `items`. */
@@ -25,6 +29,9 @@ export async function runInvoiceService(run: InvoiceServiceRun): Promise<RunResu
 		parameters: run.parameters,
 		items: run.items ?? [{}],
 		onError: run.onError,
+		retryOnFail: run.retryOnFail,
+		maxTries: run.maxTries,
+		waitBetweenTries: run.waitBetweenTries,
 	});
 }
 
