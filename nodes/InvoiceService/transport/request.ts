@@ -289,12 +289,12 @@ export class ServiceClient {
 	): Promise<T> {
 		let waitedMs = 0;
 		for (let attemptNo = 0; ; attemptNo++) {
-			if (this.keyRefused) throw this.toError(finalize(keyRefusedEarlier()), itemIndex);
+			if (this.keyRefused) throw this.notSentKeyRefused(itemIndex, finalize);
 			const queuedAt = Date.now();
 			const startedAt = paced ? await servicePace.turn(this.service) : queuedAt;
 			if (startedAt > queuedAt) this.log.heldBack(startedAt - queuedAt);
 			// The key may have been refused to another item while this one waited for its turn.
-			if (this.keyRefused) throw this.toError(finalize(keyRefusedEarlier()), itemIndex);
+			if (this.keyRefused) throw this.notSentKeyRefused(itemIndex, finalize);
 			const outcome = await attempt();
 			// Only "slow down" answers (429, 503) are retryable and carry an HTTP code.
 			const slowDown =
@@ -321,6 +321,14 @@ export class ServiceClient {
 			}
 			waitedMs += delayMs;
 		}
+	}
+
+	private notSentKeyRefused(
+		itemIndex: number,
+		finalize: (failure: Failure) => Failure,
+	): NodeApiError {
+		this.log.keyRefusedNotSent();
+		return this.toError(finalize(keyRefusedEarlier()), itemIndex);
 	}
 
 	private toError(failure: Failure, itemIndex: number, waitedMs?: number): NodeApiError {

@@ -13,6 +13,7 @@ export class RunLog {
 	private retries = 0;
 	private totalWaitMs = 0;
 	private held = { requests: 0, ms: 0 };
+	private notSentKeyRefused = 0;
 
 	constructor(
 		private readonly logger: Logger,
@@ -58,6 +59,11 @@ export class RunLog {
 		this.held.ms += ms;
 	}
 
+	/** An item was not sent because the service had refused the API key earlier in the run. */
+	keyRefusedNotSent(): void {
+		this.notSentKeyRefused++;
+	}
+
 	/** What the run did that a user should see beside its output (n8n execution hints), one line each. */
 	hints(): string[] {
 		const hints: string[] = [];
@@ -69,6 +75,11 @@ export class RunLog {
 		if (this.held.requests > 0) {
 			hints.push(
 				`${this.held.requests} request(s) were held back ${seconds(this.held.ms)} in total to stay under the service's rate limit (shared with other executions using the same key).`,
+			);
+		}
+		if (this.notSentKeyRefused > 0) {
+			hints.push(
+				`The service refused the API key (HTTP 401): ${this.notSentKeyRefused} item(s) were not sent after that. Check the API key in the credential.`,
 			);
 		}
 		return hints;
