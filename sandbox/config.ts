@@ -20,6 +20,7 @@ type NumericKey =
 	| 'slowMs'
 	| 'trickleMs'
 	| 'pdfOversizeBytes'
+	| 'revokeKeysAfter'
 	| 'seed';
 
 interface Limits {
@@ -121,6 +122,12 @@ export const SETTINGS: Setting[] = [
 		{ trickle: 'trickle', oversized: 'oversized', endless: 'endless', none: null } as const,
 		'trickle | oversized | endless | none: what every GET of a PDF does',
 		(parsed, pdfFault) => (parsed.pdfFault = pdfFault),
+	),
+	numeric(
+		'--revoke-keys-after',
+		'revokeKeysAfter',
+		'the keys stop working after this many create-* requests (a key revoked mid-run)',
+		{ integer: true },
 	),
 	numeric(
 		'--pdf-oversize-bytes',

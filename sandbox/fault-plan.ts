@@ -32,6 +32,8 @@ export class FaultPlan {
 	private pdfJitterDraws: () => number = Math.random;
 	private tokens = 0;
 	private tokensCountedAt = 0;
+	/** Create-* requests that used a key since revokeKeysAfter was set (or the last reset). */
+	private keyUses = 0;
 
 	constructor(private readonly options: () => SandboxOptions) {
 		this.restart();
@@ -41,6 +43,7 @@ export class FaultPlan {
 	restart(): void {
 		this.reseed();
 		this.refillBucket();
+		this.keyUses = 0;
 	}
 
 	/** After a configuration change: a new seed restarts the draws, a new rate limit starts full. */
@@ -48,6 +51,16 @@ export class FaultPlan {
 		const next = this.options();
 		if (JSON.stringify(next.rateLimit) !== JSON.stringify(previous.rateLimit)) this.refillBucket();
 		if (next.seed !== previous.seed) this.reseed();
+		if (next.revokeKeysAfter !== previous.revokeKeysAfter) this.keyUses = 0;
+	}
+
+	/** Whether a valid key still works for this request (the `revokeKeysAfter` fault); counts the use. */
+	keyStillValid(): boolean {
+		const limit = this.options().revokeKeysAfter;
+		if (limit === null) return true;
+		if (this.keyUses >= limit) return false;
+		this.keyUses++;
+		return true;
 	}
 
 	/** One fault draw and one jitter draw, in arrival order of create-* requests. */

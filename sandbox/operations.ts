@@ -120,7 +120,8 @@ export class Operations {
 		const header = req.headers.authorization;
 		if (typeof header !== 'string') return false;
 		const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header);
-		return bearer !== null && this.context.options().apiKeys.includes(bearer[1]);
+		const known = bearer !== null && this.context.options().apiKeys.includes(bearer[1]);
+		return known && this.context.plan.keyStillValid();
 	}
 
 	/** Authentication, then the body checks, then the operation itself. */

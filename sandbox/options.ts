@@ -47,6 +47,8 @@ export interface SandboxOptions {
 	/** Content-Length and size of the body the `oversized` PDF fault sends. */
 	pdfOversizeBytes: number;
 	pdfOrigin: 'same' | 'other';
+	/** The keys stop working after this many more create-* requests (a key revoked mid-run); null = never. */
+	revokeKeysAfter: number | null;
 	outboxDir?: string;
 	seed?: number;
 }
@@ -69,6 +71,7 @@ const PLAIN_PATCH_KEYS = [
 	'pdfFault',
 	'pdfOversizeBytes',
 	'apiKeys',
+	'revokeKeysAfter',
 ] as const;
 
 /** What POST /__admin/config (and Sandbox.configure) may change at run time. */
@@ -92,6 +95,7 @@ const PATCH_KEYS: string[] = [
 	'pdfFault',
 	'pdfOversizeBytes',
 	'apiKeys',
+	'revokeKeysAfter',
 	'seed',
 ];
 
@@ -111,6 +115,7 @@ export const DEFAULT_OPTIONS: SandboxOptions = {
 	pdfFault: null,
 	pdfOversizeBytes: 64 * 1024 * 1024,
 	pdfOrigin: 'same',
+	revokeKeysAfter: null,
 	outboxDir: undefined,
 	seed: undefined,
 };
@@ -165,6 +170,15 @@ export function checkOptions(options: SandboxOptions): void {
 	if (pdfFault !== null && !PDF_FAULTS.includes(pdfFault)) {
 		throw new Error(
 			`pdfFault must be null or one of ${PDF_FAULTS.join(', ')}, got ${String(pdfFault)}`,
+		);
+	}
+	const { revokeKeysAfter } = options;
+	if (
+		revokeKeysAfter !== null &&
+		!(Number.isSafeInteger(revokeKeysAfter) && revokeKeysAfter >= 0)
+	) {
+		throw new Error(
+			`revokeKeysAfter must be an integer >= 0 or null, got ${String(revokeKeysAfter)}`,
 		);
 	}
 	if (!(Number.isSafeInteger(pdfOversizeBytes) && pdfOversizeBytes >= 1)) {
