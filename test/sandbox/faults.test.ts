@@ -33,6 +33,29 @@ function rawExchange(
 	});
 }
 
+describe('a key revoked mid-run (revokeKeysAfter)', () => {
+	let sb: Sandbox;
+	afterEach(async () => {
+		await sb.close();
+	});
+
+	it('accepts the key for N create requests, then answers 401; a new setting or a reset counts again', async () => {
+		sb = await startSandbox({ revokeKeysAfter: 2 });
+		const create = async (n: number) =>
+			(await call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(n) })).status;
+		expect([await create(1), await create(2), await create(3), await create(4)]).toEqual([
+			200, 200, 401, 401,
+		]);
+		expect(sb.stats().customers).toBe(2);
+		sb.configure({ revokeKeysAfter: 1 });
+		expect([await create(5), await create(6)]).toEqual([200, 401]);
+		sb.reset();
+		expect(await create(7)).toBe(200);
+		sb.configure({ revokeKeysAfter: null });
+		expect([await create(8), await create(9)]).toEqual([200, 200]);
+	});
+});
+
 describe('rate limit', () => {
 	let sb: Sandbox;
 	afterEach(async () => {
