@@ -12,7 +12,8 @@ import { sleep } from 'n8n-workflow';
  * The pace is learned from the service's answers: after a 429 the rate becomes what the service accepted in the
  * last second (a little under it), then rises slowly with each accepted request until the next 429 (additive
  * increase, reset to the measured rate on refusal). A 429 for a request sent before the latest adjustment is an
- * echo of the same overload and changes nothing.
+ * echo of the same overload and changes nothing. When a pause ends, up to a second's worth of requests at the
+ * pace go at once: a rate limit's capacity comes back during the pause, and pacing alone would waste it.
  *
  * State: one small entry per service origin and key (the key only as a SHA-256 digest), at most MAX_SERVICES.
  * An entry is dropped once it has been idle for IDLE_MS with no pause or pacing still ahead; every call prunes,
@@ -27,6 +28,8 @@ const RATE_WINDOW_MS = 1000;
 const START_BELOW = 0.95;
 /** Requests per second added to the pace with each accepted request while pacing. */
 const INCREASE_PER_ACCEPTED = 0.02;
+/** At most this much of a pause is made up for with requests sent at once when it ends. */
+const MAX_CREDIT_MS = 1000;
 /** Once the pace has risen this high, it is dropped: the limit is far away. */
 const UNPACED_ABOVE_PER_SECOND = 1000;
 
@@ -91,12 +94,18 @@ class ServicePace {
 		const now = Date.now();
 		state.pausedUntil = Math.max(state.pausedUntil, now + waitMs);
 		state.lastUsed = Math.max(state.lastUsed, state.pausedUntil);
-		if (!rateLimited || startedAt < state.adjustedAt) return;
-		const acceptedLastSecond = state.accepted.filter((at) => at > now - RATE_WINDOW_MS).length;
-		state.ratePerSecond = Math.max(1, acceptedLastSecond * START_BELOW);
-		state.adjustedAt = now;
-		state.nextStart = state.pausedUntil;
-		state.accepted = [];
+		if (rateLimited && startedAt >= state.adjustedAt) {
+			const acceptedLastSecond = state.accepted.filter((at) => at > now - RATE_WINDOW_MS).length;
+			state.ratePerSecond = Math.max(1, acceptedLastSecond * START_BELOW);
+			state.adjustedAt = now;
+			state.accepted = [];
+			state.nextStart = 0;
+		}
+		if (state.ratePerSecond === 0) return;
+		// During the pause the service's capacity came back: up to one second of it (at the pace) goes out at
+		// once when the pause ends, the rest follows at the pace.
+		const credit = Math.min(waitMs, MAX_CREDIT_MS);
+		state.nextStart = Math.max(state.nextStart, state.pausedUntil - credit);
 	}
 
 	/** How many services have state right now (after dropping the idle ones). */
