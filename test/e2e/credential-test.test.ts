@@ -135,6 +135,31 @@ describe.each(N8N_VERSIONS)('credential Test button in a real n8n %s', (version)
 		expect(plain.stats().requests.total).toBe(total);
 	});
 
+	// Keys as people paste them are read by the credential's own authenticate (helpers/apiKey.ts), on every
+	// version: the service's answer (400 for the empty test body, not 401) shows the key arrived bare.
+	test('a key pasted with "Bearer " and a trailing line break is understood', async () => {
+		const refusedBefore = plain.stats().requests.byStatus['401'] ?? 0;
+		const invalidBefore = plain.stats().requests.byStatus['400'] ?? 0;
+		const r = await check('pasted key', {
+			baseUrl: plain.rootUrl,
+			apiKey: `  Bearer ${plain.apiKey}\r\n`,
+		});
+		expect(r).toEqual({ status: 'OK', message: 'Connection successful!' });
+		expect(plain.stats().requests.byStatus['401'] ?? 0).toBe(refusedBefore);
+		expect(plain.stats().requests.byStatus['400']).toBe(invalidBefore + 1);
+	});
+
+	test('a key with a line break inside fails the Test with the API Key message, before anything is sent', async () => {
+		const total = plain.stats().requests.total;
+		const r = await check('broken key', { baseUrl: plain.rootUrl, apiKey: 'sandbox-key\n-1234' });
+		expect(r.status).toBe('Error');
+		expect(r.message).toMatch(
+			/^The API Key in the Invoice Service API credential contains a line break at character 12/,
+		);
+		expect(r.message).not.toMatch(/Invalid character in header/);
+		expect(plain.stats().requests.total).toBe(total);
+	});
+
 	test('testing creates nothing on the service', () => {
 		expect(plain.stats().customers).toBe(0);
 		expect(bubble.stats().customers).toBe(0);

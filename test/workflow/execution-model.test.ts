@@ -10,6 +10,7 @@ import {
 	ORIGIN,
 	customerParameters,
 	everythingVisible,
+	invoiceParameters,
 	runInvoiceService,
 } from '../support/invoice-service';
 
@@ -150,6 +151,41 @@ describe('a refused key ends sending for the run', () => {
 		expect(result.error?.message).toMatch(/The API key was rejected \(HTTP 401\)/);
 		expect(result.error?.description).toMatch(
 			/Already created in this run before it stopped: item 0 \(cust_1\), item 1 \(cust_2\)\..*3 other item\(s\) were not sent: the service refused the API key\./,
+		);
+	});
+});
+
+describe('a 401 from a file host is not about the key', () => {
+	it('an invoice whose PDF (on another host) answers 401 fails alone; the next items are still sent', async () => {
+		let invoices = 0;
+		nock(ORIGIN)
+			.post(`${API}/create-invoice`)
+			.times(3)
+			.reply(() => {
+				invoices++;
+				const id = `inv_${invoices}`;
+				return [
+					200,
+					{ invoice_id: id, status: 'sent', download_url: `https://files.example.net/${id}.pdf` },
+				];
+			});
+		nock('https://files.example.net')
+			.get(/inv_\d\.pdf/)
+			.times(3)
+			.reply((uri) =>
+				uri.includes('inv_1')
+					? [401, 'no']
+					: [200, Buffer.from('%PDF-1.4 test'), { 'Content-Type': 'application/pdf' }],
+			);
+		const result = await runInvoiceService({
+			parameters: invoiceParameters({ options: { downloadPdf: true, concurrency: 1 } }),
+			items: [{}, {}, {}],
+			onError: 'continueErrorOutput',
+		});
+		expect(invoices).toBe(3);
+		expect(result.outputs[0].map((item) => item.json.invoice_id)).toEqual(['inv_2', 'inv_3']);
+		expect(String(errorOf(result.outputs[1][0]).message)).toMatch(
+			/^Invoice inv_1 was created, but its PDF could not be downloaded/,
 		);
 	});
 });

@@ -276,14 +276,15 @@ export class ServiceClient {
 
 	/**
 	 * Runs one attempt after another until it succeeds, fails for good, or the item's wait budget is spent.
-	 * A `paced` call takes its turn in the process-wide pace of this service and key first, and a "slow down"
-	 * answer to it pauses everybody who uses them. After a 401 nothing more is sent in this run.
+	 * A `serviceCall` (to the service's workflow API, not a file host) takes its turn in the process-wide pace of
+	 * this service and key first, a "slow down" answer to it pauses everybody who uses them, and after a 401 to it
+	 * nothing more is sent in this run.
 	 * `finalize` gives the final failure its last words (e.g. "the invoice was created, but...").
 	 */
 	private async withRetries<T>(
 		call: CallContext,
 		itemIndex: number,
-		paced: boolean,
+		serviceCall: boolean,
 		attempt: () => Promise<Attempt<T>>,
 		finalize: (failure: Failure) => Failure = (failure) => failure,
 	): Promise<T> {
@@ -291,7 +292,7 @@ export class ServiceClient {
 		for (let attemptNo = 0; ; attemptNo++) {
 			if (this.keyRefused) throw this.notSentKeyRefused(itemIndex, finalize);
 			const queuedAt = Date.now();
-			const startedAt = paced ? await servicePace.turn(this.service) : queuedAt;
+			const startedAt = serviceCall ? await servicePace.turn(this.service) : queuedAt;
 			if (startedAt > queuedAt) this.log.heldBack(startedAt - queuedAt);
 			// The key may have been refused to another item while this one waited for its turn.
 			if (this.keyRefused) throw this.notSentKeyRefused(itemIndex, finalize);
@@ -299,26 +300,25 @@ export class ServiceClient {
 			// Only "slow down" answers (429, 503) are retryable and carry an HTTP code.
 			const slowDown =
 				!outcome.ok && outcome.failure.retryable && outcome.failure.httpCode !== undefined;
-			if (paced && !slowDown && (outcome.ok || outcome.failure.httpCode !== undefined)) {
+			if (serviceCall && !slowDown && (outcome.ok || outcome.failure.httpCode !== undefined)) {
 				servicePace.accepted(this.service);
 			}
 			if (outcome.ok) return outcome.value;
 			const result = outcome.failure;
-			if (result.httpCode === 401) this.keyRefused = true;
+			// A 401 from the service's workflow API is about the key; one from a file host is not.
+			if (serviceCall && result.httpCode === 401) this.keyRefused = true;
 
 			const delayMs = result.retryAfterMs ?? backoffMs(attemptNo);
+			// A service that says "slow down" means it for everybody using this key, not just this request, and
+			// whether or not this item still has the time to wait for it.
+			const shared = serviceCall && slowDown;
+			if (shared) servicePace.refused(this.service, startedAt, delayMs, result.httpCode === 429);
 			if (!result.retryable || waitedMs + delayMs > this.options.maxRetryWaitMs) {
 				if (result.retryable) this.log.gaveUp(itemIndex, call.endpoint, result, waitedMs);
 				throw this.toError(finalize(result), itemIndex, result.retryable ? waitedMs : undefined);
 			}
-			// A service that says "slow down" means it for everybody using this key, not just this request.
-			const shared = paced && slowDown;
 			this.log.waiting(itemIndex, call.endpoint, result, delayMs, shared);
-			if (shared) {
-				servicePace.refused(this.service, startedAt, delayMs, result.httpCode === 429);
-			} else {
-				await sleep(delayMs);
-			}
+			if (!shared) await sleep(delayMs);
 			waitedMs += delayMs;
 		}
 	}
