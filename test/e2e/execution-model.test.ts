@@ -13,6 +13,7 @@ import {
 	ensureN8nInstalled,
 	invoiceServiceCredential,
 	nodeOutput,
+	nodeRuns,
 	packPackage,
 	removeHome,
 	runWorkflows,
@@ -24,6 +25,9 @@ import { SERVICE, customerWorkflow, person } from '../support/customer-workflow'
 const MINUTE = 60_000;
 const people = (prefix: string, count: number) =>
 	Array.from({ length: count }, (_, index) => person(`${prefix}${index}@example.com`));
+/** The execution hints shown under the Invoice Service node's output. */
+const hintsOf = (result: RunWorkflowsResult['results'][string]) =>
+	(nodeRuns(result.run, SERVICE)[0]?.hints ?? []).map((hint) => hint.message).join('\n');
 const messageOf = (item: { json: Record<string, unknown> }) =>
 	String((item.json.error as { message?: string }).message);
 
@@ -89,6 +93,9 @@ describe.each(N8N_VERSIONS)("n8n's node settings in a real n8n %s", (version) =>
 		expect(stats.requests.total).toBe(8 + stats.faults.rateLimited);
 		expect(limited.records().customers).toHaveLength(8);
 		expect(stats.requests.byStatus['409']).toBeUndefined();
+		expect(hintsOf(result)).toMatch(
+			/\d+ item\(s\) were created in an earlier try of this node \(Retry On Fail\)/,
+		);
 	});
 
 	test('Retry On Fail, Continue (using error output): a refused first item does not create the others again', () => {
@@ -120,6 +127,9 @@ describe.each(N8N_VERSIONS)("n8n's node settings in a real n8n %s", (version) =>
 			);
 		}
 		expect(revoking.stats().requests.total).toBe(4);
+		expect(hintsOf(result)).toMatch(
+			/The service refused the API key \(HTTP 401\): 4 item\(s\) were not sent after that/,
+		);
 		expect(`${result.stdout}\n${result.stderr}`).not.toContain(revoking.apiKey);
 	});
 });

@@ -25,6 +25,8 @@ export interface TaskData {
 	data?: { main?: Array<NodeExecutionItem[] | null> };
 	error?: { message?: string; description?: string; httpCode?: string; [k: string]: unknown };
 	executionStatus?: string;
+	/** n8n's execution hints, shown under the node's output. */
+	hints?: Array<{ message: string; type?: string; location?: string }>;
 	[k: string]: unknown;
 }
 export interface RunData {
