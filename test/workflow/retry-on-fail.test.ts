@@ -1,11 +1,12 @@
 import nock from 'nock';
 import { sleep, type IDataObject } from 'n8n-workflow';
 
-import type { OnError } from '../support/harness/run-node';
+import { getBinaryBuffer, type OnError } from '../support/harness/run-node';
 import {
 	API,
 	ORIGIN,
 	customerParameters,
+	invoiceParameters,
 	runInvoiceService,
 	type InvoiceServiceRun,
 } from '../support/invoice-service';
@@ -123,6 +124,43 @@ describe("n8n's Retry On Fail never sends a create twice", () => {
 		expect(errors[0].pairedItem).toEqual({ item: 2 });
 		expect(String((errors[0].json.error as IDataObject).message)).toMatch(/Outcome unknown/);
 		expect(hintsOf(result)).toMatch(/1 item\(s\) were not sent again on Retry On Fail/);
+	});
+
+	it('an invoice created with its PDF in an earlier try comes back with the same id and the same file, not fetched again', async () => {
+		let invoices = 0;
+		nock(ORIGIN)
+			.post(`${API}/create-invoice`)
+			.times(3)
+			.reply((_uri, body) => {
+				// The second item (its customer cust_2) is refused once, which stops the first try.
+				if ((body as IDataObject).customer_id === 'cust_2' && invoices === 1) {
+					invoices++;
+					return [400, { status: 'error', message: 'try again' }];
+				}
+				invoices++;
+				const id = `inv_${invoices}`;
+				return [200, { invoice_id: id, status: 'sent', download_url: `${ORIGIN}/files/${id}.pdf` }];
+			});
+		const pdf = Buffer.from('%PDF-1.4 the first invoice');
+		const files = nock(ORIGIN)
+			.get(/\/files\/inv_\d\.pdf/)
+			.times(2)
+			.reply(200, pdf, { 'content-type': 'application/pdf' });
+		const result = await withRetry({
+			parameters: invoiceParameters({
+				customerId: '={{ $json.customer }}',
+				options: { downloadPdf: true, concurrency: 1 },
+			}),
+			items: [{ customer: 'cust_1' }, { customer: 'cust_2' }],
+		});
+		// (The harness keeps the first try's error; the run itself succeeded.)
+		expect(result.status).toBe('success');
+		expect(invoices).toBe(3);
+		expect(files.isDone()).toBe(true);
+		const [first, second] = result.outputs[0];
+		expect(first.json.invoice_id).toBe('inv_1');
+		expect(second.json.invoice_id).toBe('inv_3');
+		expect((await getBinaryBuffer(first, 'data')).equals(pdf)).toBe(true);
 	});
 
 	it('nothing carries over to another execution: the same items in a new execution are sent again', async () => {
