@@ -20,10 +20,11 @@ const settle = async () => {
 const contextFor = (
 	executeData: object | undefined,
 	type = 'n8n-nodes-invoice-service.invoiceService',
+	retryOnFail = true,
 ) =>
 	({
 		getExecuteData: () => executeData,
-		getNode: () => ({ type }),
+		getNode: () => ({ type, retryOnFail }),
 	}) as unknown as IExecuteFunctions;
 
 describe('the memory of earlier tries (Retry On Fail)', () => {
@@ -43,6 +44,10 @@ describe('the memory of earlier tries (Retry On Fail)', () => {
 		// A tool call never recalls: each call is a new question, whatever execute data n8n hands it.
 		const tool = contextFor(run, 'n8n-nodes-invoice-service.invoiceServiceTool');
 		expect(EarlierTries.of(tool, inputs).recall(0)).toBeUndefined();
+		// Without Retry On Fail no try follows: nothing is kept.
+		const once = contextFor({}, undefined, false);
+		EarlierTries.of(once, inputs).remember(0, { output: { json: { id: 'cust_2' } } });
+		expect(EarlierTries.of(contextFor(once.getExecuteData()), inputs).recall(0)).toBeUndefined();
 	});
 
 	it('is forgotten at once after a run with nothing failed', () => {

@@ -39,11 +39,13 @@ export class EarlierTries {
 	}
 
 	/**
-	 * The memory of this node run. None for a tool call: each call is a new question from the model with its
-	 * own arguments, although n8n may hand every call of one agent run the same execute data and input item.
+	 * The memory of this node run. None without Retry On Fail (no try will follow), and none for a tool call: each
+	 * call is a new question from the model with its own arguments, although n8n may hand every call of one agent
+	 * run the same execute data and input item.
 	 */
 	static of(context: IExecuteFunctions, inputs: INodeExecutionData[]): EarlierTries {
-		const run = isToolRun(context) ? undefined : (context.getExecuteData?.() as object | undefined);
+		const retried = context.getNode().retryOnFail === true && !isToolRun(context);
+		const run = retried ? (context.getExecuteData?.() as object | undefined) : undefined;
 		return new EarlierTries(run, inputs);
 	}
 
