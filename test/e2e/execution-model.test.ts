@@ -5,7 +5,8 @@
 // - Retry On Fail under Continue (using error output): a first item refused before sending makes n8n run the
 //   node Max Tries times; every good item is still created once;
 // - a key revoked mid-run (the sandbox's revokeKeysAfter fault): nothing is sent after the 401, every other
-//   item is an error item saying it was not sent.
+//   item is an error item saying it was not sent;
+// - Execute Once (with Retry On Fail): the first item only, once, paired to it.
 import { startSandbox, type Sandbox } from '../../sandbox/server';
 import {
 	N8N_VERSIONS,
@@ -36,6 +37,7 @@ describe.each(N8N_VERSIONS)("n8n's node settings in a real n8n %s", (version) =>
 	let limited: Sandbox;
 	let plain: Sandbox;
 	let revoking: Sandbox;
+	let once: Sandbox;
 	let batch: RunWorkflowsResult;
 
 	beforeAll(async () => {
@@ -45,12 +47,14 @@ describe.each(N8N_VERSIONS)("n8n's node settings in a real n8n %s", (version) =>
 		limited = await startSandbox({ rateLimit: { perSecond: 2, burst: 5 } });
 		plain = await startSandbox();
 		revoking = await startSandbox({ revokeKeysAfter: 3 });
+		once = await startSandbox();
 		home = await createN8nHome(version, tarball);
 		batch = await runWorkflows(home, {
 			credentials: [
 				invoiceServiceCredential({ id: 'credLimitR000001', name: 'limited' }, limited),
 				invoiceServiceCredential({ id: 'credPlainR000001', name: 'plain' }, plain),
 				invoiceServiceCredential({ id: 'credRevokR000001', name: 'revoking' }, revoking),
+				invoiceServiceCredential({ id: 'credOnceR0000001', name: 'once' }, once),
 			],
 			workflows: [
 				customerWorkflow(
@@ -70,12 +74,19 @@ describe.each(N8N_VERSIONS)("n8n's node settings in a real n8n %s", (version) =>
 				customerWorkflow('wfKeyRevoked0001', 'credRevokR000001', people('revoked', 8), {
 					concurrency: 1,
 				}),
+				customerWorkflow(
+					'wfExecuteOnce001',
+					'credOnceR0000001',
+					people('once', 3),
+					{},
+					{ onError: 'continueErrorOutput', executeOnce: true, retryOnFail: true, maxTries: 2 },
+				),
 			],
 		});
 	}, 25 * MINUTE);
 
 	afterAll(async () => {
-		await Promise.all([limited?.close(), plain?.close(), revoking?.close()]);
+		await Promise.all([limited?.close(), plain?.close(), revoking?.close(), once?.close()]);
 		if (home) removeHome(home);
 	});
 
@@ -131,5 +142,15 @@ describe.each(N8N_VERSIONS)("n8n's node settings in a real n8n %s", (version) =>
 			/The service refused the API key \(HTTP 401\): 4 item\(s\) were not sent after that/,
 		);
 		expect(`${result.stdout}\n${result.stderr}`).not.toContain(revoking.apiKey);
+	});
+
+	test('Execute Once: only the first item is sent, once, and its output is paired to it', () => {
+		const result = batch.results.wfExecuteOnce001;
+		expect(result.code).toBe(0);
+		const created = nodeOutput(result.run, SERVICE, 0);
+		expect(created.map((item) => [item.json.email, item.pairedItem])).toEqual([
+			['once0@example.com', { item: 0 }],
+		]);
+		expect(once.stats().requests.total).toBe(1);
 	});
 });

@@ -22,6 +22,7 @@ export interface NodeSettings {
 	retryOnFail?: boolean;
 	maxTries?: number;
 	waitBetweenTries?: number;
+	executeOnce?: boolean;
 }
 
 export function customerWorkflow(

@@ -18,6 +18,7 @@ export interface InvoiceServiceRun {
 	retryOnFail?: boolean;
 	maxTries?: number;
 	waitBetweenTries?: number;
+	executeOnce?: boolean;
 }
 
 /** Runs the Invoice Service node inside a real n8n-core workflow, after a source node that emits `items`. */
@@ -32,6 +33,7 @@ export async function runInvoiceService(run: InvoiceServiceRun): Promise<RunResu
 		retryOnFail: run.retryOnFail,
 		maxTries: run.maxTries,
 		waitBetweenTries: run.waitBetweenTries,
+		executeOnce: run.executeOnce,
 	});
 }
 

@@ -163,6 +163,21 @@ describe("n8n's Retry On Fail never sends a create twice", () => {
 		expect((await getBinaryBuffer(first, 'data')).equals(pdf)).toBe(true);
 	});
 
+	it('Execute Once with Retry On Fail: only the first item is created, once, and paired to item 0', async () => {
+		// Refused once (so n8n tries again), then accepted.
+		const received = service((_item, seen) => (seen === 0 ? 400 : 200));
+		const result = await withRetry({
+			parameters: customerParameters(),
+			items: people(3),
+			executeOnce: true,
+		});
+		expect(result.status).toBe('success');
+		expect(result.outputs[0].map((item) => [item.json.id, item.pairedItem])).toEqual([
+			['cust_0', { item: 0 }],
+		]);
+		expect([...received.entries()]).toEqual([[0, 2]]);
+	});
+
 	it('nothing carries over to another execution: the same items in a new execution are sent again', async () => {
 		const received = service(() => 200);
 		for (let execution = 0; execution < 2; execution++) {

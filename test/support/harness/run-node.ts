@@ -63,6 +63,8 @@ export interface RunOptions {
 	maxTries?: number;
 	waitBetweenTries?: number;
 	alwaysOutputData?: boolean;
+	/** Node setting "Execute Once": the node runs for the first input item only. */
+	executeOnce?: boolean;
 }
 
 export interface RunResult {
@@ -198,6 +200,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
 		...(opts.maxTries !== undefined && { maxTries: opts.maxTries }),
 		...(opts.waitBetweenTries !== undefined && { waitBetweenTries: opts.waitBetweenTries }),
 		...(opts.alwaysOutputData !== undefined && { alwaysOutputData: opts.alwaysOutputData }),
+		...(opts.executeOnce !== undefined && { executeOnce: opts.executeOnce }),
 	};
 	const connections = {
 		[SOURCE_NODE_NAME]: { main: [[{ node: nodeName, type: 'main' as const, index: 0 }]] },
