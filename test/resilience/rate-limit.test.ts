@@ -63,6 +63,45 @@ describe('rate-limit suite', () => {
 	});
 });
 
+describe('a burst of executions, one event each, against a rate limit', () => {
+	let sandbox: Sandbox;
+	beforeAll(async () => {
+		sandbox = await startSandbox({
+			rateLimit: { perSecond: 20, burst: 20 },
+			latencyMs: 5,
+			seed: 9,
+		});
+	});
+	afterAll(async () => {
+		await sandbox.close();
+	});
+
+	it('120 executions arriving within 1.5 s, 20 creates/s allowed: each created once, few 429s (the pace is shared)', async () => {
+		const events = customers(120, 'burst');
+		const started = Date.now();
+		const runs: Array<ReturnType<typeof runAgainst>> = [];
+		for (const [index, event] of events.entries()) {
+			runs.push(runAgainst(sandbox.rootUrl, sandbox.apiKey, customerParameters(), [event]));
+			if (index % 10 === 9) await new Promise((resolve) => setTimeout(resolve, 120));
+		}
+		const results = await Promise.all(runs);
+		const ms = Date.now() - started;
+		await settle(sandbox);
+
+		for (const result of results) expect(result.status).toBe('success');
+		const byEmail = customersByEmail(sandbox);
+		for (const event of events) expect(byEmail.get(event.email)).toHaveLength(1);
+		const stats = sandbox.stats();
+		const share = stats.faults.rateLimited / stats.requests.total;
+		// Each execution finding the limit on its own, and all coming back on the same beat, collects far more.
+		expect(share).toBeLessThan(0.1);
+		const boundMs = ((events.length - 20) / 20) * 1000;
+		console.log(
+			`[burst] 120 executions at 20/s: ${ms} ms = ${(ms / boundMs).toFixed(2)} × the bound (${boundMs} ms); ${stats.faults.rateLimited} of ${stats.requests.total} answers were 429 (${(share * 100).toFixed(1)} %)`,
+		);
+	});
+});
+
 describe('503 with Retry-After', () => {
 	let sandbox: Sandbox;
 
