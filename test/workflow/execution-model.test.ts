@@ -195,6 +195,7 @@ describe('keys as people paste them', () => {
 		['surrounding spaces and a trailing newline', `  ${API_KEY}\n`],
 		['a leading "Bearer "', `Bearer ${API_KEY}`],
 		['"bearer" in lower case, with a tab and a Windows line end', `bearer\t${API_KEY}\r\n`],
+		['a whole header line, quoted', `Authorization: Bearer "${API_KEY}"`],
 	])('%s: the header carries the bare key', async (_name, pasted) => {
 		const scope = nock(ORIGIN, { reqheaders: { authorization: `Bearer ${API_KEY}` } })
 			.post(`${API}/create-customer`)
@@ -210,7 +211,7 @@ describe('keys as people paste them', () => {
 
 	it.each([
 		['a line break inside', 'test-key\n42', 'a line break at character 9'],
-		['a typographic quote', '“test-key-42”', 'the character U+201C at character 1'],
+		['a stray typographic quote', 'test-key-42”', 'the character U+201D at character 12'],
 		['only "Bearer"', 'Bearer ', 'is empty'],
 	])('%s: refused before sending, naming the API Key field', async (_name, pasted, problem) => {
 		const result = await runInvoiceService({
