@@ -1,7 +1,7 @@
 import { sleep } from 'n8n-workflow';
 
 import { prepareAheadAndSend } from '../../nodes/InvoiceService/helpers/pool';
-import { backoffMs } from '../../nodes/InvoiceService/transport/throttle';
+import { backoffMs } from '../../nodes/InvoiceService/transport/pace';
 
 const indexes = (count: number) => Array.from({ length: count }, (_, index) => index);
 /** A yield that lets only promise callbacks run, not timers: the filler then fills up before any send returns. */

@@ -4,7 +4,7 @@ import { runInNewContext } from 'node:vm';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { EarlierTries } from '../../nodes/InvoiceService/actions/earlierTries';
-import { serviceIdentity, servicePace } from '../../nodes/InvoiceService/transport/throttle';
+import { serviceIdentity, servicePace } from '../../nodes/InvoiceService/transport/pace';
 
 // The state the node keeps beyond one call, and how it is released (shared/style.md: "State that outlives one call").
 

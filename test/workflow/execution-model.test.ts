@@ -2,7 +2,7 @@ import nock from 'nock';
 import type { IDataObject } from 'n8n-workflow';
 
 import { InvoiceServiceApi } from '../../credentials/InvoiceServiceApi.credentials';
-import { servicePace } from '../../nodes/InvoiceService/transport/throttle';
+import { servicePace } from '../../nodes/InvoiceService/transport/pace';
 import type { OnError } from '../support/harness/run-node';
 import {
 	API,

@@ -24,7 +24,7 @@ import {
 	unexpectedAnswer,
 } from './errors';
 import { RunLog } from './runLog';
-import { backoffMs, serviceIdentity, servicePace } from './throttle';
+import { backoffMs, serviceIdentity, servicePace } from './pace';
 
 export const CREDENTIAL_TYPE = 'invoiceServiceApi';
 
