@@ -186,6 +186,16 @@ describe("n8n's community package scanner on the packed tarball", () => {
 		if (untar.code !== 0) throw new Error(untar.stderr);
 	}, 300_000);
 
+	test('the output schemas are in the tarball, where n8n looks for them', () => {
+		for (const resource of ['customer', 'invoice']) {
+			const file = path.join(
+				unpacked,
+				`dist/nodes/InvoiceService/__schema__/v1.0.0/${resource}/create.json`,
+			);
+			expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toMatchObject({ type: 'object' });
+		}
+	});
+
 	test('0 errors and 0 warnings, on the tarball and on the published sources', () => {
 		const report = scan(unpacked);
 		expect(report.tarball.files).toEqual(

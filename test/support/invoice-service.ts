@@ -19,6 +19,8 @@ export interface InvoiceServiceRun {
 	maxTries?: number;
 	waitBetweenTries?: number;
 	executeOnce?: boolean;
+	/** Run as the AI tool variant n8n generates (`…invoiceServiceTool`). */
+	asTool?: boolean;
 }
 
 /** Runs the Invoice Service node inside a real n8n-core workflow, after a source node that emits `items`. */
@@ -34,6 +36,7 @@ export async function runInvoiceService(run: InvoiceServiceRun): Promise<RunResu
 		maxTries: run.maxTries,
 		waitBetweenTries: run.waitBetweenTries,
 		executeOnce: run.executeOnce,
+		...(run.asTool ? { nodeTypeName: 'n8n-nodes-invoice-service.invoiceServiceTool' } : {}),
 	});
 }
 
