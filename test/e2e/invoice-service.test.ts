@@ -130,16 +130,17 @@ describe.each(N8N_VERSIONS)('Invoice Service node in a real n8n %s', (version) =
 		if (outbox) fs.rmSync(outbox, { recursive: true, force: true });
 	});
 
-	test('the tarball holds only what users need: dist/ (code, types, maps, icons, codex), README, LICENSE, package.json', () => {
+	test('the tarball holds only what users need: dist/ (code, types, maps, icons, codex, output schemas), README, LICENSE, package.json', () => {
 		const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' })
 			.trim()
 			.split('\n')
 			.map((file) => file.replace(/^package\//, ''));
 		const shipped =
-			/^(README\.md|LICENSE\.md|package\.json|dist\/(nodes|credentials)\/.+\.(js|d\.ts|js\.map|svg|node\.json))$/;
+			/^(README\.md|LICENSE\.md|package\.json|dist\/(nodes|credentials)\/.+\.(js|d\.ts|js\.map|svg|node\.json)|dist\/nodes\/InvoiceService\/__schema__\/v\d+\.\d+\.\d+\/\w+\/\w+\.json)$/;
 		expect(files.filter((file) => !shipped.test(file))).toEqual([]);
 		expect(files).toContain('dist/nodes/InvoiceService/InvoiceService.node.js');
 		expect(files).toContain('dist/credentials/InvoiceServiceApi.credentials.js');
+		expect(files).toContain('dist/nodes/InvoiceService/__schema__/v1.0.0/invoice/create.json');
 	});
 
 	test('creates the customer, then a two-line invoice whose amount is the sum (100.10 + 0.20)', () => {
