@@ -11,7 +11,14 @@ import { REPO_ROOT } from '../../tools/n8n';
 
 /** Debian's Chromium; INVOICE_SERVICE_CHROMIUM points at another Chromium/Chrome binary (then nothing is installed). */
 export const CHROMIUM = process.env.INVOICE_SERVICE_CHROMIUM ?? '/usr/bin/chromium';
-export const SCREENSHOT_DIR = path.join(REPO_ROOT, 'docs', 'screenshots');
+/**
+ * Where screenshots go: test-output/screenshots (ignored by git), so that `npm test` leaves the working tree as it
+ * was. `npm run screenshots` points this at docs/screenshots, the pictures the README shows.
+ */
+export const SCREENSHOT_DIR = path.resolve(
+	REPO_ROOT,
+	process.env.INVOICE_SERVICE_SCREENSHOT_DIR ?? path.join('test-output', 'screenshots'),
+);
 export const VIEWPORT = { width: 1440, height: 900 };
 
 export const OWNER = { email: 'owner@example.com', password: 'E2e-owner-pw-1' };
