@@ -230,7 +230,7 @@ resolves() {
   else
     local code reason
     code="$(sed -n 's/^npm error code //p' "$dir/resolve.log" | head -1)"
-    reason="$(grep -v -E '^npm error (code|A complete log|$)' "$dir/resolve.log" | sed -n 's/^npm error //p' | head -1)"
+    reason="$(grep -v -E '^npm error (code|A complete log|$)' "$dir/resolve.log" | sed -n 's/^npm error \(notarget \)\{0,1\}//p' | head -1)"
     echo "${code:-npm exit $status}: ${reason:-see the npm log}"
   fi
   rm -rf "$dir"
