@@ -244,11 +244,14 @@ describe.each(N8N_VERSIONS)(
 
 			// An empty database per run, Redis without persistence, the service.
 			const tServices = Date.now();
-			[sandbox, redis, pg] = await Promise.all([
-				startSandbox(),
-				startRedis(redisBin),
-				startPostgres(),
+			// Settled one by one, so that afterAll stops whichever started when another one failed.
+			const started = await Promise.allSettled([
+				startSandbox().then((s) => (sandbox = s)),
+				startRedis(redisBin).then((r) => (redis = r)),
+				startPostgres().then((p) => (pg = p)),
 			]);
+			for (const r of started) if (r.status === 'rejected') throw r.reason;
+			if (!redis || !pg || !sandbox) throw new Error('unreachable: all three started');
 			expect(await redisCommand(redis.port, 'PING')).toBe('+PONG');
 			timings.redisPostgresSandbox = Date.now() - tServices;
 
