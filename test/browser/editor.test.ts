@@ -20,6 +20,7 @@ import {
 	type N8nServer,
 } from '../../tools/n8n';
 import {
+	dragOnto,
 	ensureChromium,
 	expectNoVisibleError,
 	labelOf,
@@ -516,10 +517,19 @@ describe(`Invoice Service in n8n ${VERSION}'s editor (Chromium)`, () => {
 		const drop = page
 			.locator('[data-test-id="assignment-collection-drop-area"], [data-test-id="drop-area"]')
 			.first();
-		await field('download_url').first().dragTo(drop);
+		// The pill is what the editor drags (data-target "mappable"), not the whole row.
+		const pill = field('download_url').first().locator('[data-target="mappable"]');
+		await dragOnto(page, pill, drop);
+		// The editor names the new field after the one dropped and writes the expression that maps it.
 		const assignment = page.locator('[data-test-id="assignment"]').first();
 		await assignment.waitFor();
-		expect(await assignment.innerText()).toContain('download_url');
+		const names = await assignment
+			.locator('input, textarea')
+			.evaluateAll((inputs) =>
+				inputs.map((input) => (input as unknown as { value: string }).value),
+			);
+		expect(names).toContain('download_url');
+		expect(await assignment.innerText()).toMatch(/\{\{\s*\$json\.download_url\s*\}\}/);
 		await screenshot(page, 'schema-preview.jpg');
 	});
 
