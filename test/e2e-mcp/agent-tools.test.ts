@@ -37,7 +37,7 @@ const TOOL_NODES: Record<ToolResource, string> = {
 };
 const AGENT = 'AI Agent';
 /** The AI Agent a user adds in each version (its default version there). */
-const AGENT_VERSION: Record<string, number> = { '2': 3.1, '1': 2.2 };
+const AGENT_VERSION: Record<string, number> = { '2': 3.1, '1': 3 };
 
 /** Every argument the stand-in model fills, by what its name says (the key differs per state). */
 function argumentsFor(tool: OpenAiTool, email: string, customerId: string) {
@@ -201,7 +201,11 @@ describe.each(N8N_VERSIONS)('the AI Agent is shown the formats, in a real n8n %s
 	const requestsOf = (index: number) =>
 		model!.requests.filter((r) => JSON.stringify(r.messages).includes(stateTag(index)));
 
-	describe.each([0, 1, 2])('state %i', (index) => {
+	const stateNames = toolStates({ customerId: '', email: '' }).map((state, index) => ({
+		name: state.name,
+		index,
+	}));
+	describe.each(stateNames)('$name', ({ index }) => {
 		const state = () => states()[index];
 
 		test("the workflow runs to the agent's final answer after two tool calls", () => {
