@@ -144,7 +144,7 @@ describe.each(VERSIONS)('Invoice Service as MCP tools in a real n8n %s', (VERSIO
 
 		const customer = byName[CUSTOMER];
 		// The tool variant's own Description parameter (n8n's automatic action sentence would carry no format).
-		expect(customer.description).toBe(TOOL_DESCRIPTIONS.customer);
+		expect(customer.description).toBe(TOOL_DESCRIPTIONS.customer.create);
 		expect(customer.inputSchema).toMatchObject({
 			type: 'object',
 			properties: {
@@ -165,7 +165,7 @@ describe.each(VERSIONS)('Invoice Service as MCP tools in a real n8n %s', (VERSIO
 		]);
 
 		const invoice = byName[INVOICE];
-		expect(invoice.description).toBe(TOOL_DESCRIPTIONS.invoice);
+		expect(invoice.description).toBe(TOOL_DESCRIPTIONS.invoice.create);
 		const props = invoice.inputSchema.properties as Record<
 			string,
 			{ type?: string; description?: string }

@@ -1,6 +1,7 @@
 // What the model is shown of the Invoice Service Tool, built with n8n-core's own createNodeAsTool (the function
 // the AI Agent and the MCP Server Trigger call), for the three ways the fields can be held.
 import { InvoiceService } from '../../nodes/InvoiceService/InvoiceService.node';
+import { TOOL_DESCRIPTIONS } from '../../nodes/InvoiceService/actions/tool';
 import { shownText, toolAsShown, toolVariant } from '../support/n8n-tool';
 import { FORMATS_SHOWN, toolStates, type ToolResource } from '../support/tool-states';
 
@@ -37,6 +38,11 @@ test('the arguments the model is asked for follow the fields: defaults described
 	expect(invoice(defaults).currency).toMatch(/EUR, USD, GBP/);
 	expect(invoice(placeholders)).toEqual({ Customer_ID: '', Currency: '', Line_Items__JSON_: '' });
 	expect(invoice(fixed)).toEqual({});
+});
+
+test('a saved node that left Resource and Operation at their defaults gets the customer tool text', () => {
+	const tool = toolAsShown(new InvoiceService(), NODE_NAMES.customer, {});
+	expect(tool.description).toBe(TOOL_DESCRIPTIONS.customer.create);
 });
 
 test('the tool description is the node parameter: a text written by the user is given as written', () => {
