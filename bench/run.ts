@@ -25,6 +25,7 @@ import { installFloor } from './floor/install';
 import { fmt, log, measure, type Measured } from './measure';
 import { planRuns, readPlan, SANDBOXES, type PlannedRun } from './plan';
 import { Report, SERIES } from './report';
+import { stormBench } from './storm/run';
 import { buildWorkflow, credentialsFor } from './workflows';
 
 const VERSION = DEFAULT_N8N_VERSION;
@@ -43,6 +44,7 @@ async function importAll(home: N8nHome, runs: PlannedRun[], sandboxes: Sandbox[]
 
 async function main(): Promise<void> {
 	const plan = readPlan(process.argv.slice(2), process.env);
+	if (process.argv.includes('--storm')) return await stormBench(plan.quick);
 	log(
 		`n8n ${VERSION}${plan.quick ? ' (quick: reduced item counts)' : ''}; load ${os
 			.loadavg()

@@ -6,6 +6,8 @@ import { n8nEnv, type N8nHome } from './user-folder';
 
 export interface N8nServer {
 	url: string;
+	/** The process started for it (a wrapper shell; n8n and its task runner are below it). */
+	pid: number;
 	/** How long the server took to answer its first REST call. */
 	bootMs: number;
 	/** A REST call as the owner (after `setupOwner`), JSON in and out; `data` unwrapped when present. */
@@ -84,6 +86,7 @@ export async function startN8nServer(
 
 	return {
 		url,
+		pid: proc.child.pid!,
 		bootMs,
 		rest,
 		output: proc.output,
