@@ -1,12 +1,12 @@
 // Redis for the queue-mode test: Debian's redis-server (installed by scripts/install-redis.sh when missing)
 // on a free loopback port, no persistence, and one command at a time over RESP.
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { REPO_ROOT, freePort, startProcess, type ProcessHandle } from '../../tools/n8n';
+import { freePort, startProcess, type ProcessHandle } from '../../tools/n8n';
+import { onPath, systemProgram } from './system-program';
 
 /** One Redis command over RESP on a fresh connection (enough for PING, GET, KEYS). */
 export function redisCommand(port: number, ...args: string[]): Promise<string> {
@@ -36,22 +36,7 @@ export function redisCommand(port: number, ...args: string[]): Promise<string> {
 
 /** The redis-server binary; on a fresh machine installs Debian's package first (needs root or sudo). */
 export function redisServerBin(): string {
-	const which = () =>
-		spawnSync('bash', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).stdout.trim();
-	let bin = which();
-	if (!bin) {
-		// idempotent script
-		const r = spawnSync('bash', [path.join(REPO_ROOT, 'scripts', 'install-redis.sh')], {
-			encoding: 'utf8',
-			timeout: 10 * 60_000,
-		});
-		bin = which();
-		if (!bin)
-			throw new Error(
-				`redis-server is missing and scripts/install-redis.sh failed:\n${r.stdout}\n${r.stderr}`,
-			);
-	}
-	return bin;
+	return systemProgram('redis-server', () => onPath('redis-server'), 'install-redis.sh');
 }
 
 export interface RedisServer {

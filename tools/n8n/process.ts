@@ -107,11 +107,19 @@ export interface ProcessHandle {
 export function startProcess(
 	cmd: string,
 	args: string[],
-	opts: { env?: NodeJS.ProcessEnv; cwd?: string },
+	opts: {
+		env?: NodeJS.ProcessEnv;
+		cwd?: string;
+		/** Run as this user and group (e.g. PostgreSQL, which refuses to run as root). */
+		uid?: number;
+		gid?: number;
+	},
 ): ProcessHandle {
 	const child = spawn(cmd, args, {
 		cwd: opts.cwd,
 		env: opts.env ?? process.env,
+		uid: opts.uid,
+		gid: opts.gid,
 		stdio: ['ignore', 'pipe', 'pipe'],
 		detached: true,
 	});
