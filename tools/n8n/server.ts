@@ -1,6 +1,6 @@
 // n8n as a server, for what only its REST API and webhooks offer (the credential "Test" button, published
 // workflows' webhooks).
-import { NODE24, freePort, startProcess } from './process';
+import { NODE24, freePort, startProcess, type ProcessHandle } from './process';
 import { n8nBin } from './install';
 import { n8nEnv, type N8nHome } from './user-folder';
 
@@ -163,4 +163,32 @@ export async function waitForWebhook(
 		}
 		await new Promise((r) => setTimeout(r, 500));
 	}
+}
+
+/**
+ * Starts `n8n worker --concurrency=<n>` (queue mode) for a home, with its own task-runner broker port, and
+ * waits until it says it is ready. `env` carries the queue-mode settings (EXECUTIONS_MODE, Redis, database).
+ */
+export async function startN8nWorker(
+	home: N8nHome,
+	opts: { env: NodeJS.ProcessEnv; concurrency: number; timeoutMs?: number },
+): Promise<ProcessHandle> {
+	const worker = startProcess(
+		'bash',
+		[NODE24, n8nBin(home.version), 'worker', `--concurrency=${opts.concurrency}`],
+		{
+			cwd: home.userFolder,
+			env: n8nEnv(home, { ...opts.env, N8N_RUNNERS_BROKER_PORT: String(await freePort()) }),
+		},
+	);
+	try {
+		await worker.waitFor(
+			/n8n worker is now ready[\s\S]* \* Concurrency: \d+/,
+			opts.timeoutMs ?? 180_000,
+		);
+	} catch (error) {
+		await worker.stop();
+		throw error;
+	}
+	return worker;
 }

@@ -1,0 +1,58 @@
+// S1: one `n8n start` (SQLite), the sandbox limiting creates to 20/s: ours, HTTP Request and the no-op floor,
+// each `runs` times, interleaved; then ours at other sizes (how CPU per event grows).
+import { startSandbox } from '../../sandbox/server';
+import { measureStorm, type StormMeasured, type StormSpec } from './measure';
+import {
+	LOADGEN_CONCURRENCY,
+	PACE_FORGOTTEN_MS,
+	S1_EVENTS,
+	S1_WITHIN_MS,
+	STORM_RATE,
+	type StormPlan,
+} from './plan';
+import { stormServer } from './server';
+import type { StormKind } from './workflows';
+
+const LABELS: Record<StormKind, string> = {
+	ours: 'Invoice Service (defaults)',
+	http: 'HTTP Request 4.2, Retry On Fail 5 × 1 s',
+	noop: 'floor: Webhook → respond',
+};
+
+export async function runS1(plan: StormPlan, tarball: string): Promise<StormMeasured[]> {
+	const sandbox = await startSandbox({ rateLimit: STORM_RATE, seed: 17 });
+	const server = await stormServer(sandbox, tarball, ['ours', 'http', 'noop']);
+	const measured: StormMeasured[] = [];
+	let oursEnded = 0;
+	const run = async (group: string, kind: StormKind, events: number, repeat: number) => {
+		if (kind === 'ours') {
+			const wait = oursEnded + PACE_FORGOTTEN_MS - Date.now();
+			if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+		}
+		const spec: StormSpec = {
+			group,
+			kind,
+			label: LABELS[kind],
+			url: server.url(kind),
+			events,
+			withinMs: Math.round((events / S1_EVENTS) * S1_WITHIN_MS),
+			concurrency: LOADGEN_CONCURRENCY,
+			repeat,
+			processes: { n8n: server.pid },
+		};
+		measured.push(await measureStorm(sandbox, spec));
+		if (kind === 'ours') oursEnded = Date.now();
+	};
+	try {
+		// Interleaved, so that a change of load on the machine falls on every variant alike.
+		for (let repeat = 1; repeat <= plan.runs; repeat++) {
+			for (const kind of ['ours', 'http', 'noop'] as const)
+				await run('S1', kind, S1_EVENTS, repeat);
+		}
+		for (const size of plan.sizes) await run('S1 sizes', 'ours', size, 1);
+	} finally {
+		await server.stop();
+		await sandbox.close();
+	}
+	return measured;
+}
