@@ -115,27 +115,35 @@ class StormReport {
 		if (!ours.length) return;
 		const bound = rateBoundS(S1_EVENTS);
 		const cpu = (runs: Runs) => med(runs, (m) => m.cpuPerEventMs);
-		const row = (runs: Runs, label: string) =>
-			runs.length
-				? [
-						label,
-						...outcome(runs),
-						fmt(
-							med(runs, (m) => m.createRequests),
-							0,
-						),
-						pct(
-							med(runs, (m) => m.rateLimited),
-							med(runs, (m) => m.createRequests),
-						),
-						sec(med(runs, (m) => m.lastInvoiceMs)),
-						fmt(med(runs, (m) => m.lastInvoiceMs) / 1000 / bound),
-						`${sec(med(runs, (m) => m.p50Ms))} / ${sec(med(runs, (m) => m.p95Ms))}`,
-						fmt(cpu(runs), 0),
-						http.length ? fmt(cpu(runs) / cpu(http)) : 'n/a',
-						loads(runs),
-					]
-				: [];
+		const row = (runs: Runs, label: string): string[] => {
+			if (!runs.length) return [];
+			// The floor creates nothing: only its CPU and its load are figures.
+			const sends = runs[0].spec.kind !== 'noop';
+			const dash = (text: string) => (sends ? text : '—');
+			return [
+				label,
+				...outcome(runs).map(dash),
+				dash(
+					fmt(
+						med(runs, (m) => m.createRequests),
+						0,
+					),
+				),
+				dash(
+					pct(
+						med(runs, (m) => m.rateLimited),
+						med(runs, (m) => m.createRequests),
+					),
+				),
+				dash(sec(med(runs, (m) => m.lastInvoiceMs))),
+				dash(fmt(med(runs, (m) => m.lastInvoiceMs) / 1000 / bound)),
+				dash(`${sec(med(runs, (m) => m.p50Ms))} / ${sec(med(runs, (m) => m.p95Ms))}`),
+				fmt(cpu(runs), 0),
+				http.length ? fmt(cpu(runs) / cpu(http)) : 'n/a',
+				fmt(med(runs, (m) => busy(m, 'n8n'))),
+				loads(runs),
+			];
+		};
 		this.lines.push(
 			`### S1: one n8n, ${S1_EVENTS} events within ${S1_WITHIN_MS / 1000} s, the service limiting creates to ${STORM_RATE.perSecond}/s (bucket ${STORM_RATE.burst}, 429 with Retry-After)`,
 			'',
@@ -154,6 +162,7 @@ class StormReport {
 					'p50 / p95 latency (s)',
 					'CPU per event (ms)',
 					'÷ HTTP Request',
+					'n8n CPU busy (cores)',
 					'load (each run)',
 				],
 				[row(ours, 'Invoice Service'), row(http, 'HTTP Request 4.2'), row(noop, 'floor')].filter(
@@ -200,6 +209,7 @@ class StormReport {
 					'429 share',
 					'last invoice ÷ bound',
 					'CPU per event (ms)',
+					'n8n CPU busy (cores)',
 					'load',
 				],
 				sizes.map((n, i) => {
@@ -214,6 +224,7 @@ class StormReport {
 						),
 						fmt(med(runs, (m) => m.lastInvoiceMs) / 1000 / rateBoundS(n)),
 						fmt(cpus[i], 0),
+						fmt(med(runs, (m) => busy(m, 'n8n'))),
 						loads(runs),
 					];
 				}),
