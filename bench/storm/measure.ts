@@ -57,6 +57,8 @@ export interface StormMeasured {
 	cpuS: Record<string, number>;
 	/** Sum of the n8n processes' CPU ÷ events, in ms. */
 	cpuPerEventMs: number;
+	/** Creates the service accepted (customers + invoices) in each second from the first event on: the pace. */
+	acceptedPerSecond: number[];
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -129,6 +131,12 @@ export async function measureStorm(sandbox: Sandbox, spec: StormSpec): Promise<S
 		if (ids.length === 1 && made.length === 1) exactlyOnce++;
 	}
 	latencies.sort((a, b) => a - b);
+	const acceptedPerSecond: number[] = [];
+	for (const record of [...customers, ...invoices]) {
+		const second = Math.floor((Date.parse(record.createdAt) - result.startedAt) / 1000);
+		while (acceptedPerSecond.length <= second) acceptedPerSecond.push(0);
+		acceptedPerSecond[second]++;
+	}
 	const invoiceTimes = invoices.map((inv) => Date.parse(inv.createdAt));
 	const failed = result.events.filter((e) => e.status < 200 || e.status >= 300);
 	const n8nCpu = Object.keys(spec.processes).reduce((sum, name) => sum + cpuS[name], 0);
@@ -151,6 +159,7 @@ export async function measureStorm(sandbox: Sandbox, spec: StormSpec): Promise<S
 		wallMs,
 		cpuS,
 		cpuPerEventMs: (n8nCpu * 1000) / spec.events,
+		acceptedPerSecond,
 	};
 	log(
 		`  sent in ${fmt(m.sendSpanMs / 1000, 1)} s; answers ${m.answeredOk} ok / ${m.answeredError} failed; exactly once ${m.exactlyOnce}, duplicates ${m.duplicates}, lost ${m.lost}; creates ${m.createRequests}, 429 ${m.rateLimited}; last invoice ${fmt(m.lastInvoiceMs / 1000, 1)} s; p50/p95 ${fmt(m.p50Ms / 1000, 1)}/${fmt(m.p95Ms / 1000, 1)} s; CPU ${Object.entries(

@@ -1,5 +1,6 @@
 // S1: one `n8n start` (SQLite), the sandbox limiting creates to 20/s: ours, HTTP Request and the no-op floor,
-// each `runs` times, interleaved; then ours at other sizes (how CPU per event grows).
+// each `runs` times, interleaved, and ours with the limit off (what n8n itself takes); then ours at other sizes
+// (how CPU per event grows).
 import { startSandbox } from '../../sandbox/server';
 import { measureStorm, type StormMeasured, type StormSpec } from './measure';
 import {
@@ -48,6 +49,10 @@ export async function runS1(plan: StormPlan, tarball: string): Promise<StormMeas
 		for (let repeat = 1; repeat <= plan.runs; repeat++) {
 			for (const kind of ['ours', 'http', 'noop'] as const)
 				await run('S1', kind, S1_EVENTS, repeat);
+			// The same storm with the limit off: how long n8n itself takes, i.e. whether the limit or n8n sets the time.
+			sandbox.configure({ rateLimit: null });
+			await run('S1 no limit', 'ours', S1_EVENTS, repeat);
+			sandbox.configure({ rateLimit: STORM_RATE });
 		}
 		for (const size of plan.sizes) await run('S1 sizes', 'ours', size, 1);
 	} finally {
