@@ -59,6 +59,8 @@ export interface StormMeasured {
 	cpuPerEventMs: number;
 	/** Creates the service accepted (customers + invoices) in each second from the first event on: the pace. */
 	acceptedPerSecond: number[];
+	/** 429 answers in each second from the first event on (the sandbox's counter, read once a second). */
+	refusedPerSecond: number[];
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -90,13 +92,20 @@ export async function measureStorm(sandbox: Sandbox, spec: StormSpec): Promise<S
 	);
 	const all = { ...spec.processes, ...spec.services };
 	const before = cpuOf(all);
+	const refusedPerSecond: number[] = [];
+	let refusedSoFar = 0;
+	const sampler = setInterval(() => {
+		const now = sandbox.stats().faults.rateLimited;
+		refusedPerSecond.push(now - refusedSoFar);
+		refusedSoFar = now;
+	}, 1000);
 	const result = await storm({
 		url: spec.url,
 		events: spec.events,
 		withinMs: spec.withinMs,
 		concurrency: spec.concurrency,
 		body: (i) => eventBody(tag, i),
-	});
+	}).finally(() => clearInterval(sampler));
 	const wallMs = Math.max(...result.events.map((e) => e.doneAt)) - result.startedAt;
 	await settle(Object.values(spec.processes));
 	const after = cpuOf(all);
@@ -160,6 +169,7 @@ export async function measureStorm(sandbox: Sandbox, spec: StormSpec): Promise<S
 		cpuS,
 		cpuPerEventMs: (n8nCpu * 1000) / spec.events,
 		acceptedPerSecond,
+		refusedPerSecond,
 	};
 	log(
 		`  sent in ${fmt(m.sendSpanMs / 1000, 1)} s; answers ${m.answeredOk} ok / ${m.answeredError} failed; exactly once ${m.exactlyOnce}, duplicates ${m.duplicates}, lost ${m.lost}; creates ${m.createRequests}, 429 ${m.rateLimited}; last invoice ${fmt(m.lastInvoiceMs / 1000, 1)} s; p50/p95 ${fmt(m.p50Ms / 1000, 1)}/${fmt(m.p95Ms / 1000, 1)} s; CPU ${Object.entries(
