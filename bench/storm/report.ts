@@ -237,6 +237,19 @@ class StormReport {
 			`Goal: CPU per event flat within 1.2 × (largest ÷ smallest ${fmt(Math.max(...cpus) / Math.min(...cpus))}): ${verdict(Math.max(...cpus) / Math.min(...cpus) <= 1.2)}.`,
 			'',
 		);
+		const paced = sizes.flatMap(runsOf).filter((m) => m.refusedPerSecond?.length);
+		if (paced.length) {
+			const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+			this.lines.push(
+				`Where ours' 429 answers fall (429s in the first 5 s, the burst before the pace is learned, + later; the most creates accepted in one second after the first 5 s, the limit being ${STORM_RATE.perSecond}): ${paced
+					.map(
+						(m) =>
+							`${m.spec.events} events${m.spec.group === 'S1' ? ` run ${m.spec.repeat}` : ''}: ${sum(m.refusedPerSecond.slice(0, 5))} + ${sum(m.refusedPerSecond.slice(5))}, ${Math.max(...m.acceptedPerSecond.slice(5))}/s`,
+					)
+					.join('; ')}.`,
+				'',
+			);
+		}
 		sizes.forEach((n, i) => {
 			if (n !== S1_EVENTS) this.panels.cpu.push({ label: `ours ${n} events`, values: [cpus[i]] });
 		});
