@@ -174,7 +174,7 @@ class StormReport {
 				].filter((r) => r.length),
 			),
 			'',
-			`Goals (ours): each event created exactly once, 0 lost: ${verdict(allOnce(ours))}; 429 ≤ 5 % of requests: ${verdict(ours.every((m) => share429(m) <= 0.05))} (${ours.map((m) => pct(m.rateLimited, m.createRequests)).join(', ')}); last invoice ≤ 1.15 × bound: ${verdict(med(ours, (m) => m.lastInvoiceMs) / 1000 <= 1.15 * bound)}.${noop.length ? ` The floor's ${fmt(cpu(noop), 0)} ms per event is n8n's own per-execution cost; ours adds ${fmt(cpu(ours) - cpu(noop), 0)} ms for two creates and a PDF.` : ''}`,
+			`Goals (ours): each event created exactly once, 0 lost: ${verdict(allOnce(ours))}; 429 ≤ 5 % of requests: ${verdict(ours.every((m) => share429(m) <= 0.05))} (${ours.map((m) => pct(m.rateLimited, m.createRequests)).join(', ')}); last invoice ≤ 1.15 × bound: ${verdict(med(ours, (m) => m.lastInvoiceMs) / 1000 <= 1.15 * bound)}.${noop.length ? ` The floor's ${fmt(cpu(noop), 0)} ms per event is n8n's own per-execution cost (it answered the ${S1_EVENTS} events in ${sec(med(noop, (m) => m.wallMs))} s: ${fmt(S1_EVENTS / (med(noop, (m) => m.wallMs) / 1000), 1)} executions/s is what this n8n does with nothing to send); ours adds ${fmt(cpu(ours) - cpu(noop), 0)} ms for two creates and a PDF, so one core runs at most ${fmt(1000 / cpu(ours), 1)} of ours' events/s, ${fmt((2 * 1000) / cpu(ours), 1)} creates/s.` : ''}`,
 			'',
 		);
 		this.panels.cpu.push({
