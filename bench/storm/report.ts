@@ -20,6 +20,7 @@ import {
 	WORKER_CONCURRENCY,
 	type StormPlan,
 } from './plan';
+import { PRODUCTION_LIMIT } from './s1';
 import { HTTP_RETRY } from './workflows';
 
 /** Where the storms' section of results.md starts; `npm run bench` keeps everything from here on. */
@@ -113,6 +114,7 @@ class StormReport {
 		const http = this.runs('S1', 'http');
 		const noop = this.runs('S1', 'noop');
 		const unlimited = this.runs('S1 no limit', 'ours');
+		const capped = this.runs('S1 capped', 'ours');
 		if (!ours.length) return;
 		const bound = rateBoundS(S1_EVENTS);
 		const cpu = (runs: Runs) => med(runs, (m) => m.cpuPerEventMs);
@@ -171,6 +173,7 @@ class StormReport {
 					row(http, 'HTTP Request 4.2'),
 					row(noop, 'floor'),
 					row(unlimited, 'Invoice Service, the limit off'),
+					row(capped, `Invoice Service, N8N_CONCURRENCY_PRODUCTION_LIMIT=${PRODUCTION_LIMIT}`),
 				].filter((r) => r.length),
 			),
 			'',

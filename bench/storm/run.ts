@@ -1,6 +1,7 @@
 // `npm run bench -- --storm` (issue 17): webhook storms, one execution per event, in real n8n servers:
 // S1 (s1.ts) one n8n with a rate-limited service, S2 (s2.ts) queue mode; the report (report.ts).
-// `--quick`: one run each; `--only=s1` or `--only=s2`: one of them, no report.
+// `--quick`: one run each; `--only=s1,s1c,s2`: only these (s1c: S1 with n8n's production executions capped), no
+// report.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -9,7 +10,7 @@ import { ensureN8nInstalled, packPackage } from '../../tools/n8n';
 import { log } from '../measure';
 import { STORM_VERSION, stormPlan } from './plan';
 import { writeStormReport } from './report';
-import { runS1 } from './s1';
+import { runS1, runS1Capped } from './s1';
 import { runS2 } from './s2';
 
 /** The whole storm bench: S1, S2, then results.md's "Storms" section and its chart. */
@@ -20,6 +21,7 @@ export async function stormBench(quick: boolean, only: string[]): Promise<void> 
 	const wanted = (id: string) => !only.length || only.includes(id);
 	const measured = [
 		...(wanted('s1') ? await runS1(plan, tarball) : []),
+		...(wanted('s1c') ? await runS1Capped(plan, tarball) : []),
 		...(wanted('s2') ? await runS2(plan, tarball) : []),
 	];
 	// Kept for a look at every figure of every run (results.md gives medians).
