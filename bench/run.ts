@@ -45,7 +45,8 @@ async function importAll(home: N8nHome, runs: PlannedRun[], sandboxes: Sandbox[]
 
 async function main(): Promise<void> {
 	const plan = readPlan(process.argv.slice(2), process.env);
-	if (process.argv.includes('--storm')) return await stormBench(plan.quick, plan.only);
+	if (process.argv.includes('--storm'))
+		return await stormBench(plan.quick, plan.only, process.argv.slice(2));
 	log(
 		`n8n ${VERSION}${plan.quick ? ' (quick: reduced item counts)' : ''}; load ${os
 			.loadavg()
