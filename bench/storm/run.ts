@@ -24,7 +24,7 @@ export async function stormBench(quick: boolean, only: string[], argv: string[])
 		const saved = from
 			.split(',')
 			.flatMap((file) => JSON.parse(fs.readFileSync(file, 'utf8')) as StormMeasured[]);
-		await writeStormReport(plan, saved);
+		await writeStormReport(plan, saved, true);
 		return;
 	}
 	await ensureN8nInstalled([STORM_VERSION]);
