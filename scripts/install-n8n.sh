@@ -2,9 +2,11 @@
 # Installs pinned n8n versions once into a cache outside the clone, for the e2e tests, the demo, `npm run dev`
 # and the benchmark.
 #
-#   scripts/install-n8n.sh [version...]          install (default: 2.41.1 1.123.81), then check each install
+#   scripts/install-n8n.sh [version...]          install (default: tools/n8n/versions.json), then check each install
 #   scripts/install-n8n.sh --dir <version>       print the folder the version lives in (installs nothing)
 #   scripts/install-n8n.sh --check [version...]  check existing installs only (exit 1 with a repair hint)
+#   scripts/install-n8n.sh --resolves <version>  whether the version's dependency tree resolves from the registry
+#                                                with this recipe (no install; `npm run n8n:newest` uses it)
 #
 #   cache:  ${INVOICE_SERVICE_N8N_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/n8n-nodes-invoice-service/n8n}
 #   folder: <cache>/<version>-<key>; binary: <folder>/node_modules/.bin/n8n
@@ -31,7 +33,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/node24.sh"
 
 cache="${INVOICE_SERVICE_N8N_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/n8n-nodes-invoice-service/n8n}"
-DEFAULT_VERSIONS=(2.41.1 1.123.81)
+# The tested versions: tools/n8n/versions.json is the one list (the e2e driver reads it too).
+mapfile -t DEFAULT_VERSIONS < <(node -p 'require(process.argv[1]).tested.join("\n")' "$here/../tools/n8n/versions.json")
 
 log() { echo "[n8n-install] $*" >&2; }
 
@@ -213,9 +216,31 @@ repair_one() {
   log "n8n $version repaired: $dir"
 }
 
+# Whether a version resolves from the registry with this installer's own recipe (no install: the dependency tree
+# only, `npm install --package-lock-only`). Prints "resolves", or npm's reason (e.g. "ETARGET: No matching version
+# found for @n8n/agents@0.26.2."); exit 0 / 1. `npm run n8n:newest` uses it.
+resolves() {
+  local version="$1" dir status=0
+  dir="$(mktemp -d)"
+  write_package_json "$version" "$dir"
+  (cd "$dir" && without_npm_config npm install --package-lock-only --ignore-scripts --no-audit --no-fund \
+    --loglevel=error >"$dir/resolve.log" 2>&1) || status=$?
+  if [ "$status" -eq 0 ]; then
+    echo "resolves"
+  else
+    local code reason
+    code="$(sed -n 's/^npm error code //p' "$dir/resolve.log" | head -1)"
+    reason="$(grep -v -E '^npm error (code|A complete log|$)' "$dir/resolve.log" | sed -n 's/^npm error \(notarget \)\{0,1\}//p' | head -1)"
+    echo "${code:-npm exit $status}: ${reason:-see the npm log}"
+  fi
+  rm -rf "$dir"
+  return "$status"
+}
+
 mode=install
 case "${1:-}" in
   --dir) [ "$#" -eq 2 ] || { log "usage: $0 --dir <version>"; exit 2; }; folder_of "$2"; exit 0 ;;
+  --resolves) [ "$#" -eq 2 ] || { log "usage: $0 --resolves <version>"; exit 2; }; resolves "$2"; exit $? ;;
   --check) mode=check; shift ;;
   --repair) mode=repair; shift ;;
   --prune) mode=prune; shift ;;

@@ -9,7 +9,12 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import * as customer from './actions/customer';
 import * as invoice from './actions/invoice';
 import { router } from './actions/router';
-import { isToolRun, toolAnswers, withToolDefaults } from './actions/tool';
+import {
+	isToolRun,
+	toolAnswers,
+	toolDescriptionProperties,
+	withToolDefaults,
+} from './actions/tool';
 
 export class InvoiceService implements INodeType {
 	description: INodeTypeDescription = {
@@ -38,7 +43,9 @@ export class InvoiceService implements INodeType {
 				],
 				default: 'customer',
 			},
-			// In the generated tool variant, the fields start as arguments the model fills (see actions/tool.ts).
+			// In the generated tool variant: what the model is told the tool does, and fields that start as
+			// arguments the model fills (see actions/tool.ts).
+			...toolDescriptionProperties(),
 			...withToolDefaults([...customer.description, ...invoice.description]),
 		],
 	};

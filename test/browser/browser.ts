@@ -11,7 +11,14 @@ import { REPO_ROOT } from '../../tools/n8n';
 
 /** Debian's Chromium; INVOICE_SERVICE_CHROMIUM points at another Chromium/Chrome binary (then nothing is installed). */
 export const CHROMIUM = process.env.INVOICE_SERVICE_CHROMIUM ?? '/usr/bin/chromium';
-export const SCREENSHOT_DIR = path.join(REPO_ROOT, 'docs', 'screenshots');
+/**
+ * Where screenshots go: test-output/screenshots (ignored by git), so that `npm test` leaves the working tree as it
+ * was. `npm run screenshots` points this at docs/screenshots, the pictures the README shows.
+ */
+export const SCREENSHOT_DIR = path.resolve(
+	REPO_ROOT,
+	process.env.INVOICE_SERVICE_SCREENSHOT_DIR ?? path.join('test-output', 'screenshots'),
+);
 export const VIEWPORT = { width: 1440, height: 900 };
 
 export const OWNER = { email: 'owner@example.com', password: 'E2e-owner-pw-1' };
@@ -180,4 +187,28 @@ export async function labelOf(scope: Locator, parameterName: string): Promise<st
 	const title = label.locator('[class*="_title_"]').first();
 	const text = (await title.count()) ? await title.innerText() : await label.innerText();
 	return text.split('\n')[0].replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Drags `source` onto `target` with the mouse, as a person does. n8n's editor runs its own drag on mouse events
+ * (mousedown, a few moves past a threshold, mouseup over the drop area), not HTML5 drag and drop, so Playwright's
+ * `dragTo` (one jump) does not start it.
+ */
+export async function dragOnto(page: Page, source: Locator, target: Locator): Promise<void> {
+	await target.scrollIntoViewIfNeeded();
+	const from = await source.boundingBox();
+	const to = await target.boundingBox();
+	if (!from || !to) throw new Error('dragOnto: the source or the target is not on screen');
+	const center = (box: { x: number; y: number; width: number; height: number }) => ({
+		x: box.x + box.width / 2,
+		y: box.y + box.height / 2,
+	});
+	const a = center(from);
+	const b = center(to);
+	await page.mouse.move(a.x, a.y);
+	await page.mouse.down();
+	await page.mouse.move(a.x + 12, a.y + 12, { steps: 4 });
+	await page.mouse.move(b.x, b.y, { steps: 20 });
+	await page.mouse.move(b.x + 2, b.y + 2, { steps: 2 });
+	await page.mouse.up();
 }

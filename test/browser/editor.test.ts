@@ -1,8 +1,9 @@
 // The node in n8n's editor, as a user meets it: a real n8n (the cached 2.x) with the packed package installed
 // as a community node, driven through Debian's Chromium. Finds the node in the node panel, checks both
 // operations' fields (labels, required marks, defaults, hints), adds line items, tests the credential in its
-// dialog (right key and wrong key) and runs a workflow that downloads the invoice PDF. Each step saves a
-// screenshot to docs/screenshots/ (the README shows them) after checking that no error is on screen.
+// dialog (right key and wrong key), runs a workflow that downloads the invoice PDF, and shows the output schema
+// in the next node's input before any run. Each step saves a screenshot after checking that no error is on
+// screen: into test-output/screenshots/ (ignored), or docs/screenshots/ (the README's) with `npm run screenshots`.
 import type { Locator, Page } from 'playwright-core';
 
 import { startSandbox, type Sandbox } from '../../sandbox/server';
@@ -19,6 +20,7 @@ import {
 	type N8nServer,
 } from '../../tools/n8n';
 import {
+	dragOnto,
 	ensureChromium,
 	expectNoVisibleError,
 	labelOf,
@@ -464,6 +466,71 @@ describe(`Invoice Service in n8n ${VERSION}'s editor (Chromium)`, () => {
 		expect(text).toMatch(/File Name:\s*inv_\d+\.pdf/);
 		await screenshot(page, 'run-output-pdf.jpg');
 		console.log(`[browser] all steps done after ${Date.now() - started} ms`);
+	});
+
+	test("before any run, the next node's input shows the invoice's fields (the output schema), and one maps by drag and drop", async () => {
+		const schemaAnswers: number[] = [];
+		const watch = (response: { url(): string; status(): number }) => {
+			if (response.url().includes('/schemas/')) schemaAnswers.push(response.status());
+		};
+		page.on('response', watch);
+		const id = await newWorkflow(
+			'Schema preview',
+			[
+				{
+					id: 'invoice',
+					name: 'Create invoice',
+					type: NODE_TYPE,
+					typeVersion: 1,
+					position: [240, 0],
+					parameters: { resource: 'invoice', operation: 'create', currency: 'EUR' },
+				},
+				{
+					id: 'set',
+					name: 'Next step',
+					type: 'n8n-nodes-base.set',
+					typeVersion: 3.4,
+					position: [480, 0],
+					parameters: { mode: 'manual', assignments: { assignments: [] }, options: {} },
+				},
+			],
+			{
+				[TRIGGER]: { main: [[{ node: 'Create invoice', type: 'main', index: 0 }]] },
+				'Create invoice': { main: [[{ node: 'Next step', type: 'main', index: 0 }]] },
+			},
+		);
+		await openWorkflow(page, server.url, id);
+		await page.locator('[data-test-id="canvas-node"]', { hasText: 'Next step' }).dblclick();
+		const input = page.locator('[data-test-id="ndv-input-panel"]');
+		await input.waitFor();
+		const field = (name: string) =>
+			input.locator('[data-test-id="run-data-schema-item"]', { hasText: new RegExp(`^${name}`) });
+		await field('invoice_id').first().waitFor();
+		await field('download_url').first().waitFor();
+		await expect(field('status').first().isVisible()).resolves.toBe(true);
+		// The editor asked for the schema and got it (no 404 in the console).
+		expect(schemaAnswers).toContain(200);
+		expect(schemaAnswers).not.toContain(404);
+		page.off('response', watch);
+
+		// Drag download_url onto the Set node's fields: the editor writes the expression that maps it.
+		const drop = page
+			.locator('[data-test-id="assignment-collection-drop-area"], [data-test-id="drop-area"]')
+			.first();
+		// The pill is what the editor drags (data-target "mappable"), not the whole row.
+		const pill = field('download_url').first().locator('[data-target="mappable"]');
+		await dragOnto(page, pill, drop);
+		// The editor names the new field after the one dropped and writes the expression that maps it.
+		const assignment = page.locator('[data-test-id="assignment"]').first();
+		await assignment.waitFor();
+		const names = await assignment
+			.locator('input, textarea')
+			.evaluateAll((inputs) =>
+				inputs.map((input) => (input as unknown as { value: string }).value),
+			);
+		expect(names).toContain('download_url');
+		expect(await assignment.innerText()).toMatch(/\{\{\s*\$json\.download_url\s*\}\}/);
+		await screenshot(page, 'schema-preview.jpg');
 	});
 
 	test('as an AI tool: every field starts as "defined automatically by the model", with its format', async () => {

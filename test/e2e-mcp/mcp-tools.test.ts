@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
+import { TOOL_DESCRIPTIONS } from '../../nodes/InvoiceService/actions/tool';
 import { startSandbox, type Sandbox } from '../../sandbox/server';
 import {
 	CREDENTIAL_TYPE,
@@ -142,8 +143,8 @@ describe.each(VERSIONS)('Invoice Service as MCP tools in a real n8n %s', (VERSIO
 		expect(Object.keys(byName).sort()).toEqual([CUSTOMER, INVOICE]);
 
 		const customer = byName[CUSTOMER];
-		// descriptionType auto: n8n builds it from the operation's action and the node's default name.
-		expect(customer.description).toBe('Create a customer in Invoice Service');
+		// The tool variant's own Description parameter (n8n's automatic action sentence would carry no format).
+		expect(customer.description).toBe(TOOL_DESCRIPTIONS.customer.create);
 		expect(customer.inputSchema).toMatchObject({
 			type: 'object',
 			properties: {
@@ -164,7 +165,7 @@ describe.each(VERSIONS)('Invoice Service as MCP tools in a real n8n %s', (VERSIO
 		]);
 
 		const invoice = byName[INVOICE];
-		expect(invoice.description).toBe('Create an invoice in Invoice Service');
+		expect(invoice.description).toBe(TOOL_DESCRIPTIONS.invoice.create);
 		const props = invoice.inputSchema.properties as Record<
 			string,
 			{ type?: string; description?: string }

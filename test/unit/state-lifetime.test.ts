@@ -125,7 +125,9 @@ describe('the process-wide pace of a service and key', () => {
 		servicePace.refused(service, refusedAt, 0, true);
 		// 10 accepted in the last second: about 9.5 per second from now on.
 		const starts = await Promise.all(Array.from({ length: 4 }, () => servicePace.turn(service)));
-		const gaps = starts.slice(1).map((start, index) => start - starts[index]);
-		for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(90);
+		// Slots are fixed in time (about 105 ms apart from the first): a late wake-up on a busy machine delays one
+		// start but never brings a later one forward, so each start is at least k slots after the first.
+		const sinceFirst = starts.map((start) => start - starts[0]);
+		sinceFirst.forEach((elapsed, k) => expect(elapsed).toBeGreaterThanOrEqual(k * 100));
 	});
 });

@@ -165,6 +165,8 @@ describe('every UI field reaches the request body under the right name', () => {
 			'amountMode',
 			'options',
 			'additionalFields',
+			// What the model is told about the tool (tool variant only): test/workflow/tool-description.test.ts.
+			'toolDescription',
 		]);
 		for (const property of new InvoiceService().description.properties) {
 			if (notBodyFields.has(property.name)) continue;

@@ -2,12 +2,14 @@
 // where the repository is.
 import * as path from 'node:path';
 
+import versions from './versions.json';
+
 export const PACKAGE_NAME = 'n8n-nodes-invoice-service';
 /** Node type of the Invoice Service node when installed as a community package. */
 export const NODE_TYPE = `${PACKAGE_NAME}.invoiceService`;
 export const CREDENTIAL_TYPE = 'invoiceServiceApi';
-/** The n8n versions supported and tested: the newest 2.x that resolves here, and the last 1.x. */
-export const SUPPORTED_N8N_VERSIONS = ['2.41.1', '1.123.81'];
+/** The n8n versions supported and tested (tools/n8n/versions.json, the one list; `npm run n8n:newest` checks it). */
+export const SUPPORTED_N8N_VERSIONS: string[] = versions.tested;
 export const DEFAULT_N8N_VERSION = SUPPORTED_N8N_VERSIONS[0];
 /**
  * The versions the e2e tests run against: all supported ones, or a comma-separated list in

@@ -36,6 +36,55 @@ export const TOOL_ARGUMENTS = {
 		'The invoice lines, a JSON array like [{"description": "Consulting", "price": 100.5}]: "description" is text, "price" a number excluding VAT with at most 2 decimals (negative for a discount). The invoice amount, excluding VAT, is the sum of the prices and must be greater than 0',
 } as const;
 
+/**
+ * What the model is told the tool does, per resource and operation: the formats of every argument, so that the
+ * model knows them whatever the fields hold. n8n puts only this text and the `$fromAI()` descriptions in front
+ * of the model, and a field switched to "defined automatically by the model" in the editor, or saved before the
+ * defaults above, carries an empty `$fromAI()` description; a fixed field gives no argument at all.
+ */
+export const TOOL_DESCRIPTIONS: Record<string, Record<string, string>> = {
+	customer: {
+		create: [
+			'Create a customer in Invoice Service.',
+			`- first name: ${TOOL_ARGUMENTS.firstName}`,
+			`- last name: ${TOOL_ARGUMENTS.lastName}`,
+			`- e-mail: ${TOOL_ARGUMENTS.email}`,
+			"It answers with the new customer's id (like cust_123: the customer ID to invoice them), name and email.",
+		].join('\n'),
+	},
+	invoice: {
+		create: [
+			'Create an invoice for an existing customer in Invoice Service; the service makes a PDF and can e-mail it.',
+			`- customer ID: ${TOOL_ARGUMENTS.customerId}`,
+			`- currency: ${TOOL_ARGUMENTS.currency}`,
+			`- line items: ${TOOL_ARGUMENTS.lineItems}`,
+			'It answers with invoice_id, status and download_url (the PDF).',
+		].join('\n'),
+	},
+};
+
+/**
+ * The tool variant's "Description" field, one per operation, filled with TOOL_DESCRIPTIONS. n8n adds its own
+ * "Tool Description" (Set Automatically: "<action> in Invoice Service", no formats) only to a node without a
+ * `toolDescription` parameter, and gives the model a non-empty `toolDescription` as it is (both versions; see
+ * test/e2e-mcp/README.md). Shown only in the tool variant (`@tool`): the regular node is unchanged.
+ */
+export function toolDescriptionProperties(): INodeProperties[] {
+	return Object.entries(TOOL_DESCRIPTIONS).flatMap(([resource, operations]) =>
+		Object.entries(operations).map(([operation, text]) => ({
+			displayName: 'Description',
+			name: 'toolDescription',
+			type: 'string',
+			default: text,
+			required: true,
+			typeOptions: { rows: 6 },
+			description:
+				'What the AI model is told about this tool, with the formats of its arguments. Fields set to a fixed value are not asked of the model.',
+			displayOptions: { show: { resource: [resource], operation: [operation], '@tool': [true] } },
+		})),
+	);
+}
+
 /** Per resource, the value each field starts with in the tool variant. */
 const TOOL_DEFAULTS: Record<string, Record<string, NodeParameterValueType>> = {
 	customer: {
