@@ -1,12 +1,19 @@
 // S2: the storm in queue mode as n8n documents it — a main (`n8n start`, receives the webhook, enqueues),
-// workers (`n8n worker`), Redis and PostgreSQL (test/support), all on this machine, sharing the user folder (so
-// binary data in n8n's default filesystem store is where every process finds it). The service answers after
-// 200 ms, no rate limit: 1 worker, then 2; then the 20/s limit on with 2 workers.
+// workers (`n8n worker`), Redis and PostgreSQL (test/support), all on this machine, as the queue-mode e2e
+// deploys them: each process with its own user folder (the package installed in each), binary data (the PDF) in
+// the shared database. The service answers after 200 ms, no rate limit: 1 worker, then 2; then the 20/s limit
+// on with 2 workers.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { startSandbox } from '../../sandbox/server';
-import { startN8nWorker, type ProcessHandle } from '../../tools/n8n';
+import {
+	createN8nHome,
+	removeHome,
+	startN8nWorker,
+	type N8nHome,
+	type ProcessHandle,
+} from '../../tools/n8n';
 import { startPostgres } from '../../test/support/postgres';
 import { redisServerBin, startRedis } from '../../test/support/redis';
 import { log } from '../measure';
@@ -18,6 +25,7 @@ import {
 	S1_WITHIN_MS,
 	S2_LATENCY_MS,
 	STORM_RATE,
+	STORM_VERSION,
 	WORKER_CONCURRENCY,
 	type StormPlan,
 } from './plan';
@@ -33,6 +41,7 @@ export async function runS2(plan: StormPlan, tarball: string): Promise<StormMeas
 	const pg = await startPostgres();
 	const redis = await startRedis(redisServerBin());
 	const workers: ProcessHandle[] = [];
+	const workerHomes: N8nHome[] = [];
 	let main: Awaited<ReturnType<typeof stormServer>> | undefined;
 	const measured: StormMeasured[] = [];
 	try {
@@ -41,6 +50,8 @@ export async function runS2(plan: StormPlan, tarball: string): Promise<StormMeas
 			QUEUE_BULL_REDIS_HOST: '127.0.0.1',
 			QUEUE_BULL_REDIS_PORT: String(redis.port),
 			...pg.env,
+			// n8n 2.x's default in queue mode, said out loud: files on one process's disk are not on another's.
+			N8N_DEFAULT_BINARY_DATA_MODE: 'database',
 		};
 		main = await stormServer(sandbox, tarball, ['ours'], env);
 		const services = {
@@ -48,7 +59,9 @@ export async function runS2(plan: StormPlan, tarball: string): Promise<StormMeas
 			redis: redis.server.child.pid!,
 		};
 		const addWorker = async () => {
-			workers.push(await startN8nWorker(main!.home, { env, concurrency: WORKER_CONCURRENCY }));
+			const home = await createN8nHome(STORM_VERSION, tarball);
+			workerHomes.push(home);
+			workers.push(await startN8nWorker(home, { env, concurrency: WORKER_CONCURRENCY }));
 			log(`worker ${workers.length} ready`);
 		};
 		const series = async (group: string, paced: boolean) => {
@@ -81,6 +94,7 @@ export async function runS2(plan: StormPlan, tarball: string): Promise<StormMeas
 		await series('S2 2 workers, 20/s', true);
 	} finally {
 		await Promise.allSettled(workers.map((w) => w.stop()));
+		workerHomes.forEach(removeHome);
 		await main?.stop();
 		await redis.server.stop();
 		fs.rmSync(redis.dir, { recursive: true, force: true });

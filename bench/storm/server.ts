@@ -6,7 +6,6 @@ import {
 	removeHome,
 	startN8nServer,
 	waitForWebhook,
-	type N8nHome,
 } from '../../tools/n8n';
 import { log } from '../measure';
 import { credentialsFor } from '../workflows';
@@ -22,7 +21,6 @@ export async function stormServer(
 ): Promise<{
 	url: (kind: StormKind) => string;
 	pid: number;
-	home: N8nHome;
 	stop(): Promise<void>;
 }> {
 	const home = await createN8nHome(STORM_VERSION, tarball);
@@ -41,7 +39,6 @@ export async function stormServer(
 	return {
 		url,
 		pid: server.pid,
-		home,
 		async stop() {
 			await server.stop();
 			removeHome(home);
