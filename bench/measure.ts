@@ -15,6 +15,7 @@ import {
 	type NodeExecutionItem,
 	type RunData,
 } from '../tools/n8n';
+import { descendants, readProc, vmHwmKiB } from './proc';
 import { measuredNodes, type Scenario } from './workflows';
 
 export interface Measured {
@@ -51,47 +52,6 @@ export function fmt(n: number, digits = 2): string {
 
 export function throughput(m: Measured): number {
 	return m.successes / (m.nodeMs / 1000);
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// The n8n process tree, read from /proc
-
-function descendants(root: number): number[] {
-	const parents = new Map<number, number>();
-	for (const entry of fs.readdirSync('/proc')) {
-		if (!/^\d+$/.test(entry)) continue;
-		try {
-			const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-			const afterName = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-			parents.set(Number(entry), Number(afterName[1]));
-		} catch {
-			// the process ended meanwhile
-		}
-	}
-	const found: number[] = [];
-	const queue = [root];
-	while (queue.length) {
-		const pid = queue.shift()!;
-		for (const [child, parent] of parents) {
-			if (parent === pid) {
-				found.push(child);
-				queue.push(child);
-			}
-		}
-	}
-	return found;
-}
-
-function readProc(pid: number, file: string): string {
-	try {
-		return fs.readFileSync(`/proc/${pid}/${file}`, 'utf8');
-	} catch {
-		return '';
-	}
-}
-
-function vmHwmKiB(pid: number): number {
-	return Number(/VmHWM:\s+(\d+)/.exec(readProc(pid, 'status'))?.[1] ?? 0);
 }
 
 function readAndRemove(file: string): string {

@@ -11,7 +11,7 @@ import { P1_LATENCY, P2_CONCURRENCY, P2_LATENCY, RATE, type Plan } from './plan'
 type Cell = string | number;
 
 /** A markdown table; the first column is text, the others are numbers (right-aligned). */
-function table(headers: string[], rows: Cell[][]): string[] {
+export function table(headers: string[], rows: Cell[][]): string[] {
 	const line = (cells: Cell[]) => `| ${cells.join(' | ')} |`;
 	return [
 		line(headers),
@@ -20,17 +20,17 @@ function table(headers: string[], rows: Cell[][]): string[] {
 	];
 }
 
-const verdict = (ok: boolean) => `**${ok ? 'met' : 'missed'}**`;
+export const verdict = (ok: boolean) => `**${ok ? 'met' : 'missed'}**`;
 const loadOf = (m: Measured) => `${fmt(m.load[0], 1)} → ${fmt(m.load[1], 1)}`;
 const thousands = (n: number) => n.toLocaleString('en-US');
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
 	const sorted = [...values].sort((a, b) => a - b);
 	const mid = Math.floor(sorted.length / 2);
 	return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-function machine(): string {
+export function machine(): string {
 	const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
 	return `${os.cpus().length} × ${cpu} (nproc ${os.availableParallelism()}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${os.type()} ${os.release()}`;
 }

@@ -1,11 +1,13 @@
 // n8n as a server, for what only its REST API and webhooks offer (the credential "Test" button, published
 // workflows' webhooks).
-import { NODE24, freePort, startProcess } from './process';
+import { NODE24, freePort, startProcess, type ProcessHandle } from './process';
 import { n8nBin } from './install';
 import { n8nEnv, type N8nHome } from './user-folder';
 
 export interface N8nServer {
 	url: string;
+	/** The process started for it (a wrapper shell; n8n and its task runner are below it). */
+	pid: number;
 	/** How long the server took to answer its first REST call. */
 	bootMs: number;
 	/** A REST call as the owner (after `setupOwner`), JSON in and out; `data` unwrapped when present. */
@@ -84,6 +86,7 @@ export async function startN8nServer(
 
 	return {
 		url,
+		pid: proc.child.pid!,
 		bootMs,
 		rest,
 		output: proc.output,
@@ -160,4 +163,32 @@ export async function waitForWebhook(
 		}
 		await new Promise((r) => setTimeout(r, 500));
 	}
+}
+
+/**
+ * Starts `n8n worker --concurrency=<n>` (queue mode) for a home, with its own task-runner broker port, and
+ * waits until it says it is ready. `env` carries the queue-mode settings (EXECUTIONS_MODE, Redis, database).
+ */
+export async function startN8nWorker(
+	home: N8nHome,
+	opts: { env: NodeJS.ProcessEnv; concurrency: number; timeoutMs?: number },
+): Promise<ProcessHandle> {
+	const worker = startProcess(
+		'bash',
+		[NODE24, n8nBin(home.version), 'worker', `--concurrency=${opts.concurrency}`],
+		{
+			cwd: home.userFolder,
+			env: n8nEnv(home, { ...opts.env, N8N_RUNNERS_BROKER_PORT: String(await freePort()) }),
+		},
+	);
+	try {
+		await worker.waitFor(
+			/n8n worker is now ready[\s\S]* \* Concurrency: \d+/,
+			opts.timeoutMs ?? 180_000,
+		);
+	} catch (error) {
+		await worker.stop();
+		throw error;
+	}
+	return worker;
 }

@@ -1,0 +1,34 @@
+// What the storm bench runs: the storms' sizes and limits, and how many runs of each (--quick: one).
+import { DEFAULT_N8N_VERSION } from '../../tools/n8n';
+
+export const STORM_VERSION = DEFAULT_N8N_VERSION;
+/** The service's limit in S1 (and S2 "limited"): 20 creates per second, a bucket of one second's worth. */
+export const STORM_RATE = { perSecond: 20, burst: 20 };
+/** S1's storm: this many events posted within this long. */
+export const S1_EVENTS = 300;
+export const S1_WITHIN_MS = 5000;
+/** Requests the load generator keeps in flight at most: above every storm's size, so the schedule holds. */
+export const LOADGEN_CONCURRENCY = 1000;
+/** The shared pace forgets a service after 30 s idle: ours' runs start at least this far apart, each fresh. */
+export const PACE_FORGOTTEN_MS = 31_000;
+
+export const S2_LATENCY_MS = 200;
+/**
+ * Each worker's `--concurrency` (n8n's default is 10): 5 keeps one worker's bound (8.3 events/s) within what
+ * the 2 cores here can run, so that 1 → 2 workers shows scaling first and then where the cores stop it.
+ */
+export const WORKER_CONCURRENCY = 5;
+/** One event's service time: create-customer, create-invoice and the PDF download, 200 ms each. */
+export const EVENT_SERVICE_S = (3 * S2_LATENCY_MS) / 1000;
+
+export interface StormPlan {
+	quick: boolean;
+	/** Runs of each S1 / S2 variant (the report gives medians). */
+	runs: number;
+	/** S1 sizes besides S1_EVENTS for ours (each posted at S1's arrival rate, 60 events/s). */
+	sizes: number[];
+}
+
+export function stormPlan(quick: boolean): StormPlan {
+	return quick ? { quick, runs: 1, sizes: [100] } : { quick, runs: 3, sizes: [100, 1000] };
+}
