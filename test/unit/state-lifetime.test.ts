@@ -96,12 +96,12 @@ describe('the process-wide pace of a service and key', () => {
 
 	it('holds every caller of the service until the pause is over, and leaves nothing behind after it', async () => {
 		const service = serviceIdentity('https://paced.example.com', 'k');
-		const startedAt = await servicePace.turn(service);
-		servicePace.refused(service, startedAt, 300, true);
+		const turn = await servicePace.turn(service);
+		servicePace.refused(service, turn, 300, true);
 		const before = Date.now();
 		// Two other callers (other executions) of the same service and key wait for the same moment.
 		const starts = await Promise.all([servicePace.turn(service), servicePace.turn(service)]);
-		for (const start of starts) expect(start - before).toBeGreaterThanOrEqual(250);
+		for (const start of starts) expect(start.at - before).toBeGreaterThanOrEqual(250);
 		// Another key of the same origin is not held.
 		const other = serviceIdentity('https://paced.example.com', 'another key');
 		const otherStart = Date.now();
@@ -121,13 +121,13 @@ describe('the process-wide pace of a service and key', () => {
 			await servicePace.turn(service);
 			servicePace.accepted(service);
 		}
-		const refusedAt = await servicePace.turn(service);
-		servicePace.refused(service, refusedAt, 0, true);
+		const refused = await servicePace.turn(service);
+		servicePace.refused(service, refused, 0, true);
 		// 10 accepted in the last second: about 9.5 per second from now on.
 		const starts = await Promise.all(Array.from({ length: 4 }, () => servicePace.turn(service)));
 		// Slots are fixed in time (about 105 ms apart from the first): a late wake-up on a busy machine delays one
 		// start but never brings a later one forward, so each start is at least k slots after the first.
-		const sinceFirst = starts.map((start) => start - starts[0]);
+		const sinceFirst = starts.map((start) => start.at - starts[0].at);
 		sinceFirst.forEach((elapsed, k) => expect(elapsed).toBeGreaterThanOrEqual(k * 100));
 	});
 });

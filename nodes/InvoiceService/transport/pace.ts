@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto';
 
-import { sleep } from 'n8n-workflow';
-
 /**
  * The service's "slow down", shared by everything in this n8n process that calls the same service with the
  * same key: every execution (a form or CRM fires one per event), every node and every worker of a run. When one
@@ -9,76 +7,94 @@ import { sleep } from 'n8n-workflow';
  * finding the limit on its own; and after a 429 requests are paced, so that they do not all come back on the
  * same beat and hit the limit again.
  *
- * The pace is learned from the service's answers: after a 429 the rate becomes what the service accepted in the
- * last second (a little under it), then rises slowly with each accepted request until the next 429 (additive
- * increase, reset to the measured rate on refusal). A 429 for a request sent before the latest adjustment is an
- * echo of the same overload and changes nothing. When a pause ends, up to a second's worth of requests at the
- * pace go at once: a rate limit's capacity comes back during the pause, and pacing alone would waste it.
+ * Requests wait in one queue per service, first come first served, and are let go one by one at the current
+ * pace: a new pace or a new pause applies at once to everybody waiting (no request keeps a start time worked out
+ * under an older pace).
+ *
+ * The pace is learned from the service's answers. At the first 429 it is what was sent in the second before the
+ * refused request (a little under it). At each later 429 it is what the service accepted between the previous
+ * 429 and this one, divided by the time between them: a limit refuses when its allowance is used up, so what
+ * passed between two refusals is what it allows (a burst allowance counts once, pauses count as time). Between
+ * refusals the pace rises slowly with each accepted request, so that a higher limit is found again. A 429 for a
+ * request let go before the latest adjustment is an echo of the same overload and changes nothing but the pause.
  *
  * State: one small entry per service origin and key (the key only as a SHA-256 digest), at most MAX_SERVICES.
- * An entry is dropped once it has been idle for IDLE_MS with no pause or pacing still ahead; every call prunes,
- * so nothing outlives its use by more than that (`activeServices()` shows it).
+ * An entry is dropped once it has been idle for IDLE_MS with nobody waiting and no pause still ahead; every call
+ * prunes, so nothing outlives its use by more than that (`activeServices()` shows it).
  */
 
 const IDLE_MS = 30_000;
 const MAX_SERVICES = 100;
-/** Accepted answers older than this do not count towards the measured rate. */
-const RATE_WINDOW_MS = 1000;
-/** After a 429 the pace starts this much under the rate the service accepted. */
-const START_BELOW = 0.95;
-/** Requests per second added to the pace with each accepted request while pacing. */
-const INCREASE_PER_ACCEPTED = 0.02;
-/** At most this much of a pause is made up for with requests sent at once when it ends. */
-const MAX_CREDIT_MS = 1000;
+/** The first 429's pace is what was sent in this long before the refused request. */
+const FIRST_WINDOW_MS = 1000;
+/** Starts of requests are kept this long for that. */
+const RECENT_KEPT_MS = 5000;
+/** The pace is set this much under the rate the service allowed between two refusals (a close measure). */
+const BELOW_MEASURED = 0.98;
+/** And this much under what was sent before the first refusal (a rougher one: a burst allowance is in it). */
+const BELOW_FIRST = 0.95;
+/** Requests per second added to the pace with each accepted request while pacing (about +1 % a second). */
+const INCREASE_PER_ACCEPTED = 0.01;
+/** The slowest pace: one request a second. */
+const MIN_PER_SECOND = 1;
 /** Once the pace has risen this high, it is dropped: the limit is far away. */
 const UNPACED_ABOVE_PER_SECOND = 1000;
+/** A refusal more than this long after the previous one is measured like a first one. */
+const ANCHOR_MAX_MS = 60_000;
+/** A refusal never takes the pace below this share of what it was. */
+const MAX_DECREASE = 0.5;
+/** A refusal that cannot be measured takes the pace down by this much. */
+const STEP_DOWN = 0.9;
+/** A pace's slots missed because the process was busy are made up for, but no more than this far back. */
+const CATCH_UP_MS = 100;
+
+/** A request's place in the pace: handed out by `turn`, given back with the service's answer. */
+export interface Turn {
+	/** When the request was let go. */
+	at: number;
+	/** Its number among the requests let go for this service. */
+	seq: number;
+}
 
 interface ServiceState {
 	/** No request starts before this moment (the service's Retry-After). */
 	pausedUntil: number;
 	/** Requests per second while pacing; 0 = not paced. */
 	ratePerSecond: number;
-	/** The earliest start of the next paced request. */
-	nextStart: number;
-	/** When the pace was last set from a refusal: older requests' 429s are echoes. */
-	adjustedAt: number;
-	/** Times of recently accepted answers (within RATE_WINDOW_MS). */
-	accepted: number[];
+	/** The earliest start of the next paced request (a fixed slot: a late wake-up does not move later ones). */
+	nextSlot: number;
+	/** Requests let go so far; the next one gets this number. */
+	nextSeq: number;
+	/** The pace was last set when this many had been let go: a refusal of an earlier one is an echo. */
+	adjustedSeq: number;
+	/** The last refusal the pace was measured from, and the refusals since of requests let go after it. */
+	anchor?: { at: number; seq: number; refusedSince: number };
+	/** When the latest requests were let go (the last RECENT_KEPT_MS), for the first 429. */
+	recentStarts: number[];
+	/** Requests waiting for their turn, first come first served. */
+	queue: Array<(turn: Turn) => void>;
+	timer?: ReturnType<typeof setTimeout>;
 	lastUsed: number;
 }
 
 class ServicePace {
 	private readonly services = new Map<string, ServiceState>();
 
-	/** Waits for this request's turn; returns when it may start (the moment its 429 would be judged by). */
-	async turn(service: string): Promise<number> {
+	/** Waits for this request's turn in the service's queue; returns when it may start. */
+	async turn(service: string): Promise<Turn> {
 		const state = this.state(service);
-		let now = Date.now();
-		let start = Math.max(now, state.pausedUntil);
-		if (state.ratePerSecond > 0) {
-			start = Math.max(start, state.nextStart);
-			state.nextStart = start + 1000 / state.ratePerSecond;
-		}
-		state.lastUsed = Math.max(state.lastUsed, start);
-		// A later refusal may move the pause while this one waits: wait again until the pause is behind.
-		while (start > now) {
-			await sleep(start - now);
-			now = Date.now();
-			start = Math.max(start, state.pausedUntil);
-		}
-		return now;
+		if (state.queue.length === 0 && this.dueAt(state) <= Date.now()) return this.letGo(state);
+		return await new Promise<Turn>((resolve) => {
+			state.queue.push(resolve);
+			this.schedule(state);
+		});
 	}
 
 	/** The service accepted a request (any answer but "slow down"). */
 	accepted(service: string): void {
 		const state = this.services.get(service);
 		if (!state) return;
-		const now = Date.now();
-		state.accepted.push(now);
-		while (state.accepted.length > 0 && state.accepted[0] <= now - RATE_WINDOW_MS) {
-			state.accepted.shift();
-		}
-		state.lastUsed = now;
+		state.lastUsed = Date.now();
 		if (state.ratePerSecond > 0) {
 			state.ratePerSecond += INCREASE_PER_ACCEPTED;
 			if (state.ratePerSecond > UNPACED_ABOVE_PER_SECOND) state.ratePerSecond = 0;
@@ -86,32 +102,96 @@ class ServicePace {
 	}
 
 	/**
-	 * The service said "slow down" to a request that started at `startedAt`: everybody pauses for `waitMs`, and
-	 * on a 429 the pace is set from what the service accepted (unless this is an echo of an earlier refusal).
+	 * The service said "slow down" to the request of `turn`: everybody pauses for `waitMs`, and on a 429 the
+	 * pace is set from what the service allowed (unless this is an echo of an earlier refusal).
 	 */
-	refused(service: string, startedAt: number, waitMs: number, rateLimited: boolean): void {
+	refused(service: string, turn: Turn, waitMs: number, rateLimited: boolean): void {
 		const state = this.state(service);
 		const now = Date.now();
 		state.pausedUntil = Math.max(state.pausedUntil, now + waitMs);
 		state.lastUsed = Math.max(state.lastUsed, state.pausedUntil);
-		if (rateLimited && startedAt >= state.adjustedAt) {
-			const acceptedLastSecond = state.accepted.filter((at) => at > now - RATE_WINDOW_MS).length;
-			state.ratePerSecond = Math.max(1, acceptedLastSecond * START_BELOW);
-			state.adjustedAt = now;
-			state.accepted = [];
-			state.nextStart = 0;
+		if (state.anchor && turn.seq >= state.anchor.seq) state.anchor.refusedSince++;
+		if (rateLimited && turn.seq >= state.adjustedSeq) {
+			state.ratePerSecond = Math.max(MIN_PER_SECOND, this.paceAfterRefusal(state, turn));
+			state.adjustedSeq = state.nextSeq;
+			state.anchor = { at: turn.at, seq: turn.seq, refusedSince: 1 };
 		}
-		if (state.ratePerSecond === 0) return;
-		// During the pause the service's capacity came back: up to one second of it (at the pace) goes out at
-		// once when the pause ends, the rest follows at the pace.
-		const credit = Math.min(waitMs, MAX_CREDIT_MS);
-		state.nextStart = Math.max(state.nextStart, state.pausedUntil - credit);
+		// Paced requests resume at the end of the pause, one slot after another.
+		if (state.ratePerSecond > 0) state.nextSlot = Math.max(state.nextSlot, state.pausedUntil);
+		this.reschedule(state);
 	}
 
 	/** How many services have state right now (after dropping the idle ones). */
 	activeServices(): number {
 		this.prune(Date.now());
 		return this.services.size;
+	}
+
+	/**
+	 * The pace after a (not echoed) 429 of `turn`'s request: a little under what the service accepted since the
+	 * previous refusal ÷ the time since it, or at the first refusal, what was sent in the second before.
+	 */
+	private paceAfterRefusal(state: ServiceState, turn: Turn): number {
+		const { anchor } = state;
+		const sinceAnchor = anchor ? turn.at - anchor.at : Infinity;
+		if (anchor && sinceAnchor >= FIRST_WINDOW_MS && sinceAnchor <= ANCHOR_MAX_MS) {
+			const accepted = Math.max(0, turn.seq - anchor.seq - (anchor.refusedSince - 1));
+			const measured = ((accepted * 1000) / sinceAnchor) * BELOW_MEASURED;
+			// Fewer requests than the pace allowed (quiet spells) say little about the limit: never below half.
+			return Math.max(measured, state.ratePerSecond * MAX_DECREASE);
+		}
+		// Refused again too soon (or too late) to measure: a step down from the pace that was too fast.
+		if (state.ratePerSecond > 0) return state.ratePerSecond * STEP_DOWN;
+		// recentStarts[i] is the start of request number firstSeq + i.
+		const firstSeq = state.nextSeq - state.recentStarts.length;
+		const sentBefore = state.recentStarts.filter(
+			(at, i) => firstSeq + i < turn.seq && at > turn.at - FIRST_WINDOW_MS,
+		).length;
+		return ((sentBefore * 1000) / FIRST_WINDOW_MS) * BELOW_FIRST;
+	}
+
+	/** The earliest moment the next request may be let go. */
+	private dueAt(state: ServiceState): number {
+		return state.ratePerSecond > 0
+			? Math.max(state.pausedUntil, state.nextSlot)
+			: state.pausedUntil;
+	}
+
+	private letGo(state: ServiceState): Turn {
+		const now = Date.now();
+		if (state.ratePerSecond > 0) {
+			state.nextSlot = Math.max(state.nextSlot, now - CATCH_UP_MS) + 1000 / state.ratePerSecond;
+		}
+		state.recentStarts.push(now);
+		// Kept a while longer than the window: a refusal may come back well after its request was let go.
+		while (state.recentStarts[0] <= now - RECENT_KEPT_MS) state.recentStarts.shift();
+		state.lastUsed = now;
+		return { at: now, seq: state.nextSeq++ };
+	}
+
+	/** Lets go every waiting request that is due, then sleeps until the next one is. */
+	private release(state: ServiceState): void {
+		state.timer = undefined;
+		while (state.queue.length > 0 && this.dueAt(state) <= Date.now()) {
+			const resolve = state.queue.shift()!;
+			resolve(this.letGo(state));
+		}
+		this.schedule(state);
+	}
+
+	private schedule(state: ServiceState): void {
+		if (state.timer !== undefined || state.queue.length === 0) return;
+		state.timer = setTimeout(
+			() => this.release(state),
+			Math.max(0, this.dueAt(state) - Date.now()),
+		);
+	}
+
+	/** The due moment moved: wake up at the new one. */
+	private reschedule(state: ServiceState): void {
+		if (state.timer !== undefined) clearTimeout(state.timer);
+		state.timer = undefined;
+		this.schedule(state);
 	}
 
 	private state(service: string): ServiceState {
@@ -123,9 +203,11 @@ class ServicePace {
 			state = {
 				pausedUntil: 0,
 				ratePerSecond: 0,
-				nextStart: 0,
-				adjustedAt: 0,
-				accepted: [],
+				nextSlot: 0,
+				nextSeq: 0,
+				adjustedSeq: 0,
+				recentStarts: [],
+				queue: [],
 				lastUsed: now,
 			};
 			this.services.set(service, state);
@@ -133,10 +215,11 @@ class ServicePace {
 		return state;
 	}
 
+	/** Drops entries idle for IDLE_MS; never one with requests waiting in it. */
 	private prune(now: number): void {
 		for (const [service, state] of this.services) {
-			const idleSince = Math.max(state.lastUsed, state.pausedUntil, state.nextStart);
-			if (now - idleSince > IDLE_MS) this.services.delete(service);
+			const idleSince = Math.max(state.lastUsed, state.pausedUntil, state.nextSlot);
+			if (state.queue.length === 0 && now - idleSince > IDLE_MS) this.services.delete(service);
 		}
 	}
 
@@ -144,7 +227,9 @@ class ServicePace {
 		let oldest: string | undefined;
 		let oldestUse = Infinity;
 		for (const [service, state] of this.services) {
-			if (state.lastUsed < oldestUse) [oldest, oldestUse] = [service, state.lastUsed];
+			if (state.queue.length === 0 && state.lastUsed < oldestUse) {
+				[oldest, oldestUse] = [service, state.lastUsed];
+			}
 		}
 		if (oldest !== undefined) this.services.delete(oldest);
 	}

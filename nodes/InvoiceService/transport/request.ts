@@ -292,8 +292,8 @@ export class ServiceClient {
 		for (let attemptNo = 0; ; attemptNo++) {
 			if (this.keyRefused) throw this.notSentKeyRefused(itemIndex, finalize);
 			const queuedAt = Date.now();
-			const startedAt = serviceCall ? await servicePace.turn(this.service) : queuedAt;
-			if (startedAt > queuedAt) this.log.heldBack(startedAt - queuedAt);
+			const turn = serviceCall ? await servicePace.turn(this.service) : undefined;
+			if (turn && turn.at > queuedAt) this.log.heldBack(turn.at - queuedAt);
 			// The key may have been refused to another item while this one waited for its turn.
 			if (this.keyRefused) throw this.notSentKeyRefused(itemIndex, finalize);
 			const outcome = await attempt();
@@ -311,8 +311,8 @@ export class ServiceClient {
 			const delayMs = result.retryAfterMs ?? backoffMs(attemptNo);
 			// A service that says "slow down" means it for everybody using this key, not just this request, and
 			// whether or not this item still has the time to wait for it.
-			const shared = serviceCall && slowDown;
-			if (shared) servicePace.refused(this.service, startedAt, delayMs, result.httpCode === 429);
+			const shared = turn !== undefined && slowDown;
+			if (shared) servicePace.refused(this.service, turn, delayMs, result.httpCode === 429);
 			if (!result.retryable || waitedMs + delayMs > this.options.maxRetryWaitMs) {
 				if (result.retryable) this.log.gaveUp(itemIndex, call.endpoint, result, waitedMs);
 				throw this.toError(finalize(result), itemIndex, result.retryable ? waitedMs : undefined);
