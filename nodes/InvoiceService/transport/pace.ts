@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 
+import { sleep } from 'n8n-workflow';
+
 /**
  * The service's "slow down", shared by everything in this n8n process that calls the same service with the
  * same key: every execution (a form or CRM fires one per event), every node and every worker of a run. When one
@@ -69,11 +71,12 @@ interface ServiceState {
 	adjustedSeq: number;
 	/** The last refusal the pace was measured from, and the refusals since of requests let go after it. */
 	anchor?: { at: number; seq: number; refusedSince: number };
-	/** When the latest requests were let go (the last RECENT_KEPT_MS), for the first 429. */
+	/** When the latest requests were let go (the last RECENT_KEPT_MS at least), for the first 429. */
 	recentStarts: number[];
 	/** Requests waiting for their turn, first come first served. */
 	queue: Array<(turn: Turn) => void>;
-	timer?: ReturnType<typeof setTimeout>;
+	/** Whether a loop is letting the queue go (one per service). */
+	releasing: boolean;
 	lastUsed: number;
 }
 
@@ -84,10 +87,9 @@ class ServicePace {
 	async turn(service: string): Promise<Turn> {
 		const state = this.state(service);
 		if (state.queue.length === 0 && this.dueAt(state) <= Date.now()) return this.letGo(state);
-		return await new Promise<Turn>((resolve) => {
-			state.queue.push(resolve);
-			this.schedule(state);
-		});
+		const turn = new Promise<Turn>((resolve) => state.queue.push(resolve));
+		if (!state.releasing) void this.release(state);
+		return await turn;
 	}
 
 	/** The service accepted a request (any answer but "slow down"). */
@@ -118,7 +120,6 @@ class ServicePace {
 		}
 		// Paced requests resume at the end of the pause, one slot after another.
 		if (state.ratePerSecond > 0) state.nextSlot = Math.max(state.nextSlot, state.pausedUntil);
-		this.reschedule(state);
 	}
 
 	/** How many services have state right now (after dropping the idle ones). */
@@ -163,35 +164,31 @@ class ServicePace {
 			state.nextSlot = Math.max(state.nextSlot, now - CATCH_UP_MS) + 1000 / state.ratePerSecond;
 		}
 		state.recentStarts.push(now);
-		// Kept a while longer than the window: a refusal may come back well after its request was let go.
-		while (state.recentStarts[0] <= now - RECENT_KEPT_MS) state.recentStarts.shift();
+		// Kept a while longer than the window (a refusal may come back well after its request was let go), and
+		// trimmed in chunks, so that thousands of requests a second do not shift the array one by one.
+		if (state.recentStarts[0] <= now - 2 * RECENT_KEPT_MS) {
+			const firstKept = state.recentStarts.findIndex((at) => at > now - RECENT_KEPT_MS);
+			state.recentStarts.splice(0, firstKept === -1 ? state.recentStarts.length : firstKept);
+		}
 		state.lastUsed = now;
 		return { at: now, seq: state.nextSeq++ };
 	}
 
-	/** Lets go every waiting request that is due, then sleeps until the next one is. */
-	private release(state: ServiceState): void {
-		state.timer = undefined;
-		while (state.queue.length > 0 && this.dueAt(state) <= Date.now()) {
-			const resolve = state.queue.shift()!;
-			resolve(this.letGo(state));
+	/**
+	 * Lets the waiting requests go one by one, each when it is due, until nobody waits. The due moment is read
+	 * again after every sleep: a refusal meanwhile (a longer pause, a slower pace) applies to everybody waiting.
+	 */
+	private async release(state: ServiceState): Promise<void> {
+		state.releasing = true;
+		try {
+			while (state.queue.length > 0) {
+				const wait = this.dueAt(state) - Date.now();
+				if (wait > 0) await sleep(wait);
+				else state.queue.shift()!(this.letGo(state));
+			}
+		} finally {
+			state.releasing = false;
 		}
-		this.schedule(state);
-	}
-
-	private schedule(state: ServiceState): void {
-		if (state.timer !== undefined || state.queue.length === 0) return;
-		state.timer = setTimeout(
-			() => this.release(state),
-			Math.max(0, this.dueAt(state) - Date.now()),
-		);
-	}
-
-	/** The due moment moved: wake up at the new one. */
-	private reschedule(state: ServiceState): void {
-		if (state.timer !== undefined) clearTimeout(state.timer);
-		state.timer = undefined;
-		this.schedule(state);
 	}
 
 	private state(service: string): ServiceState {
@@ -208,6 +205,7 @@ class ServicePace {
 				adjustedSeq: 0,
 				recentStarts: [],
 				queue: [],
+				releasing: false,
 				lastUsed: now,
 			};
 			this.services.set(service, state);
