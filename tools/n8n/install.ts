@@ -81,6 +81,8 @@ function hashSources(): string {
 	};
 	for (const rel of [
 		'package.json',
+		// The build tools' versions (@n8n/node-cli) come from the lock file.
+		'package-lock.json',
 		'tsconfig.json',
 		'README.md',
 		'LICENSE.md',
@@ -97,7 +99,7 @@ const packCache = new Map<string, Promise<string>>();
 /**
  * `npm run build` + `npm pack` of the repository into a temp folder; returns the tarball's path. Cached by
  * a hash of the sources (a later call, even from another jest test file, reuses the tarball while nothing in
- * nodes/, credentials/ or package.json changed).
+ * nodes/, credentials/, package.json or the lock file changed).
  */
 export function packPackage(opts: { echo?: boolean } = {}): Promise<string> {
 	const key = hashSources();
