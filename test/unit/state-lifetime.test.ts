@@ -6,7 +6,7 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { EarlierTries } from '../../nodes/InvoiceService/actions/earlierTries';
 import { serviceIdentity, servicePace } from '../../nodes/InvoiceService/transport/pace';
 
-// The state the node keeps beyond one call, and how it is released (shared/style.md: "State that outlives one call").
+// The state the node keeps beyond one call, and how it is released (docs/how-it-works.md: "State kept beyond one call").
 
 setFlagsFromString('--expose-gc');
 const collectGarbage = runInNewContext('gc') as () => void;
