@@ -10,6 +10,7 @@ import type { INodeProperties } from 'n8n-workflow';
 import { InvoiceServiceApi } from '../../credentials/InvoiceServiceApi.credentials';
 import { InvoiceService } from '../../nodes/InvoiceService/InvoiceService.node';
 import { REPO_ROOT, packPackage } from '../../tools/n8n';
+import { headingAnchors } from '../support/docs';
 
 /** The pages a reader of the project reads; links are checked in all of them. */
 const PAGES = [
@@ -213,19 +214,6 @@ describe('the n8n versions the docs say are tested', () => {
 });
 
 describe('links between the pages', () => {
-	/** The anchors GitHub and npm give a page's headings: lower case, punctuation dropped, spaces as "-". */
-	function anchors(page: string): Set<string> {
-		return new Set(
-			[...read(page).matchAll(/^#{1,6} (.+)$/gm)].map(([, heading]) =>
-				heading
-					.trim()
-					.toLowerCase()
-					.replace(/[^\p{L}\p{N} _-]/gu, '')
-					.replace(/ /g, '-'),
-			),
-		);
-	}
-
 	test('every relative link leads to a file, and every #anchor to a heading', () => {
 		const broken = PAGES.flatMap((page) => {
 			const text = read(page).replace(/```[\s\S]*?```/g, '');
@@ -236,7 +224,11 @@ describe('links between the pages', () => {
 					const [file, anchor] = link.split('#');
 					const target = file ? path.join(path.dirname(page), file) : page;
 					if (!fs.existsSync(path.join(REPO_ROOT, target))) return true;
-					return anchor !== undefined && target.endsWith('.md') && !anchors(target).has(anchor);
+					return (
+						anchor !== undefined &&
+						target.endsWith('.md') &&
+						!headingAnchors(read(target)).has(anchor)
+					);
 				})
 				.map((link) => `${page}: ${link}`);
 		});
