@@ -20,6 +20,9 @@ export interface Failure {
 	serviceMayHaveActed?: boolean;
 }
 
+/** One attempt's end: the value, or how it failed. */
+export type Attempt<T> = { ok: true; value: T } | { ok: false; failure: Failure };
+
 export interface CallContext {
 	/** The endpoint, e.g. "create-customer", for messages. */
 	endpoint: string;
@@ -205,6 +208,13 @@ export function networkFailure(
 			: `The connection to ${host} broke before the answer to ${call.endpoint} arrived. ${UNKNOWN_OUTCOME}`,
 		description: `${code ?? 'network error'}: ${rawMessage}`,
 	};
+}
+
+/** A request that got no (whole) HTTP answer. A GET is safe to send again whatever broke; a POST may not be. */
+export function noAnswerFailure(error: unknown, call: CallContext, safeToRepeat: boolean): Failure {
+	const message = error instanceof Error ? error.message : String(error);
+	const failure = networkFailure(findErrorCode(error), message, call);
+	return safeToRepeat ? { ...failure, retryable: true } : failure;
 }
 
 /** Seconds for messages: "3 s", "0.5 s". */
