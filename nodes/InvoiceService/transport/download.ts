@@ -64,7 +64,7 @@ export async function receiveFile(
 ): Promise<Attempt<PdfFile>> {
 	if ('error' in sent) {
 		if (sent.deadlineHit) return { ok: false, failure: downloadDeadlineFailure(timeoutMs) };
-		return { ok: false, failure: noAnswerFailure(sent.error, call, true) };
+		return { ok: false, failure: noAnswerFailure(sent.error, call, { safeToRepeat: true }) };
 	}
 	const { raw } = sent;
 	if (raw.statusCode < 200 || raw.statusCode > 299) {
@@ -85,7 +85,7 @@ export async function receiveFile(
 		if (sent.deadline.aborted) return { ok: false, failure: downloadDeadlineFailure(timeoutMs) };
 		// The execution was stopped while the file came in: not a service failure.
 		if (sent.signal.aborted) throw body.error;
-		return { ok: false, failure: noAnswerFailure(body.error, call, true) };
+		return { ok: false, failure: noAnswerFailure(body.error, call, { safeToRepeat: true }) };
 	}
 	const contentType = raw.headers?.['content-type'];
 	return {

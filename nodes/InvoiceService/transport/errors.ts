@@ -211,7 +211,11 @@ export function networkFailure(
 }
 
 /** A request that got no (whole) HTTP answer. A GET is safe to send again whatever broke; a POST may not be. */
-export function noAnswerFailure(error: unknown, call: CallContext, safeToRepeat: boolean): Failure {
+export function noAnswerFailure(
+	error: unknown,
+	call: CallContext,
+	{ safeToRepeat }: { safeToRepeat: boolean },
+): Failure {
 	const message = error instanceof Error ? error.message : String(error);
 	const failure = networkFailure(findErrorCode(error), message, call);
 	return safeToRepeat ? { ...failure, retryable: true } : failure;

@@ -72,10 +72,9 @@ export class ServiceClient {
 	/** Reads and checks the credential; throws (before anything is sent) when it cannot be used. */
 	static async create(context: IExecuteFunctions, options: ClientOptions): Promise<ServiceClient> {
 		const credentials = await context.getCredentials(CREDENTIAL_TYPE);
-		const reading = resolveBaseUrl(
-			String(credentials.baseUrl ?? ''),
-			credentials.allowHttp === true,
-		);
+		const reading = resolveBaseUrl(String(credentials.baseUrl ?? ''), {
+			allowHttp: credentials.allowHttp === true,
+		});
 		if ('problem' in reading) {
 			throw credentialProblem(context.getNode(), reading.problem, 'Correct the Base URL');
 		}
@@ -106,14 +105,14 @@ export class ServiceClient {
 			ignoreHttpStatusErrors: true,
 			sendCredentialsOnCrossOriginRedirect: false,
 		};
-		return await this.withRetries(call, itemIndex, true, async () => {
-			const sent = await this.send(request, itemIndex, true);
+		return await this.withRetries(call, { itemIndex, serviceCall: true }, async () => {
+			const sent = await this.send(request, { itemIndex, withKey: true });
 			if ('error' in sent) {
 				// Cut by the deadline, or broken after it reached the service: it may have acted, so it is never sent
 				// again. Only a request that surely never arrived (refused, no such host) is retried.
 				const failure = sent.deadlineHit
 					? deadlineFailure(call, this.options.timeoutMs)
-					: noAnswerFailure(sent.error, call, false);
+					: noAnswerFailure(sent.error, call, { safeToRepeat: false });
 				return { ok: false, failure };
 			}
 			const outcome = interpretResponse(sent.raw);
@@ -147,13 +146,11 @@ export class ServiceClient {
 		const limits = { call, maxBytes, timeoutMs: this.options.timeoutMs };
 		// Not paced with the service's calls: a rate limit counts the workflow calls, and the file often comes
 		// from another host (a CDN) anyway.
-		const file = await this.withRetries(
-			call,
-			itemIndex,
-			false,
-			async () => await receiveFile(await this.send(request, itemIndex, sameOrigin), limits),
-			asCreated,
-		);
+		const retries = { itemIndex, serviceCall: false, finalize: asCreated };
+		const file = await this.withRetries(call, retries, async () => {
+			const sent = await this.send(request, { itemIndex, withKey: sameOrigin });
+			return await receiveFile(sent, limits);
+		});
 		const wrong = notAPdf(file, url);
 		if (wrong) throw this.toError(asCreated(wrong), { itemIndex });
 		return file;
@@ -168,8 +165,7 @@ export class ServiceClient {
 	 */
 	private async send(
 		request: IHttpRequestOptions,
-		itemIndex: number,
-		withKey: boolean,
+		{ itemIndex, withKey }: { itemIndex: number; withKey: boolean },
 	): Promise<Sent> {
 		const deadline = AbortSignal.timeout(this.options.timeoutMs);
 		const stop = new AbortController();
@@ -223,17 +219,11 @@ export class ServiceClient {
 
 	/**
 	 * Runs one attempt after another until it succeeds, fails for good, or the item's wait budget is spent.
-	 * A `serviceCall` (to the service's workflow API, not a file host) takes its turn in the process-wide pace of
-	 * this service and key first, a "slow down" answer to it pauses everybody who uses them, and after a 401 to it
-	 * nothing more is sent in this run.
-	 * `finalize` gives the final failure its last words (e.g. "the invoice was created, but...").
 	 */
 	private async withRetries<T>(
 		call: CallContext,
-		itemIndex: number,
-		serviceCall: boolean,
+		{ itemIndex, serviceCall, finalize = (failure) => failure }: Retries,
 		attempt: () => Promise<Attempt<T>>,
-		finalize: (failure: Failure) => Failure = (failure) => failure,
 	): Promise<T> {
 		let waitedMs = 0;
 		for (let attemptNo = 0; ; attemptNo++) {
@@ -259,14 +249,17 @@ export class ServiceClient {
 			// A service that says "slow down" means it for everybody using this key, not just this request, and
 			// whether or not this item still has the time to wait for it.
 			const shared = turn !== undefined && slowDown;
-			if (shared) servicePace.refused(this.service, turn, delayMs, result.httpCode === 429);
+			if (shared) {
+				const rateLimited = result.httpCode === 429;
+				servicePace.refused(this.service, turn, { waitMs: delayMs, rateLimited });
+			}
 			if (!result.retryable || waitedMs + delayMs > this.options.maxRetryWaitMs) {
 				if (result.retryable) this.log.gaveUp(itemIndex, call.endpoint, result, waitedMs);
 				const { maxRetryWaitMs } = this.options;
 				const gaveUp = result.retryable ? { waitedMs, maxRetryWaitMs } : undefined;
 				throw this.toError(finalize(result), { itemIndex, gaveUp });
 			}
-			this.log.waiting(itemIndex, call.endpoint, result, delayMs, shared);
+			this.log.waiting(itemIndex, call.endpoint, result, { delayMs, shared });
 			if (!shared) await sleep(delayMs);
 			waitedMs += delayMs;
 		}
@@ -283,6 +276,19 @@ export class ServiceClient {
 	private toError(failure: Failure, item: FailedItem): NodeApiError {
 		return nodeApiError(this.context.getNode(), failure, item);
 	}
+}
+
+/** How `withRetries` treats one item's call. */
+interface Retries {
+	itemIndex: number;
+	/**
+	 * A call to the service's workflow API, not a file host: it takes its turn in the process-wide pace of this
+	 * service and key first, a "slow down" answer to it pauses everybody who uses them, and after a 401 to it
+	 * nothing more is sent in this run.
+	 */
+	serviceCall: boolean;
+	/** Gives the final failure its last words (e.g. "the invoice was created, but..."). */
+	finalize?: (failure: Failure) => Failure;
 }
 
 function originOf(url: string): string {
