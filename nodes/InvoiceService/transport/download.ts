@@ -72,7 +72,7 @@ export async function receiveFile(
 		discard(raw.body);
 		const failure = httpFailure({ httpCode: raw.statusCode, bodyKind: 'binary' }, call);
 		// Only "slow down" answers keep their meaning for a file; anything else is just the file missing.
-		if (failure.retryable) return { ok: false, failure };
+		if (failure.slowDown) return { ok: false, failure };
 		const message = `${call.url} answered HTTP ${raw.statusCode}`;
 		return { ok: false, failure: { httpCode: raw.statusCode, retryable: false, message } };
 	}

@@ -12,6 +12,11 @@ export interface Failure {
 	description?: string;
 	/** True only when the service certainly did not act on the request, so sending it again is safe. */
 	retryable: boolean;
+	/**
+	 * The service said "slow down" (429, 503): it did not act, and asks for fewer requests for a while. Only
+	 * these answers are retried, and from the service's workflow API they pause everybody using the same key.
+	 */
+	slowDown?: boolean;
 	retryAfterMs?: number;
 	/**
 	 * The service acted on the request, or may have (no answer, a server error, an answer without an id): the
@@ -49,8 +54,11 @@ interface Answer extends AnswerFailure {
 	call: CallContext;
 }
 
-/** The statuses only the service's own rule makes safe to send again: it did not act on the request. */
-const RETRYABLE_STATUSES = new Set([429, 503]);
+/**
+ * The statuses that say "slow down": by the service's own rule it did not act on the request, so they are the
+ * only answers safe to send again.
+ */
+const SLOW_DOWN_STATUSES = new Set([429, 503]);
 
 /** What each HTTP status means to the user; a status not listed is worded by `otherStatus`. */
 const STATUS_WORDS: Record<number, (answer: Answer) => Words> = {
@@ -136,7 +144,9 @@ export function httpFailure(failure: AnswerFailure, call: CallContext): Failure 
 	return {
 		httpCode,
 		...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-		retryable: RETRYABLE_STATUSES.has(httpCode),
+		...(SLOW_DOWN_STATUSES.has(httpCode)
+			? { retryable: true, slowDown: true }
+			: { retryable: false }),
 		...words,
 	};
 }

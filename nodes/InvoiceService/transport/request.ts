@@ -234,9 +234,7 @@ export class ServiceClient {
 			// The key may have been refused to another item while this one waited for its turn.
 			if (this.keyRefused) throw this.notSentKeyRefused(itemIndex, finalize);
 			const outcome = await attempt();
-			// Only "slow down" answers (429, 503) are retryable and carry an HTTP code.
-			const slowDown =
-				!outcome.ok && outcome.failure.retryable && outcome.failure.httpCode !== undefined;
+			const slowDown = !outcome.ok && outcome.failure.slowDown === true;
 			if (serviceCall && !slowDown && (outcome.ok || outcome.failure.httpCode !== undefined)) {
 				servicePace.accepted(this.service);
 			}
