@@ -1,9 +1,14 @@
 // The process-wide pace under a rate limit, on jest's clock: who goes when, after one refusal and after the next.
-import { serviceIdentity, servicePace, type Turn } from '../../nodes/InvoiceService/transport/pace';
+import {
+	IDLE_MS,
+	serviceIdentity,
+	ServicePace,
+	type Turn,
+} from '../../nodes/InvoiceService/transport/pace';
 
-let services = 0;
-/** A service nobody else in this file uses (the pace is one per process). */
-const freshService = () => serviceIdentity(`https://pace-${++services}.example.com`, 'k');
+/** Each test's own pace (the node's is one per process), so that no test finds what another left behind. */
+let servicePace: ServicePace;
+const service = serviceIdentity('https://pace.example.com', 'k');
 
 /** Queues `count` requests and records when each is let go (ms since `since`). */
 function queue(service: string, count: number, since: number) {
@@ -28,13 +33,13 @@ async function acceptedAtOnce(service: string, count: number): Promise<void> {
 const gaps = (starts: number[]) => starts.slice(1).map((start, i) => start - starts[i]);
 
 describe('the pace of a rate-limited service', () => {
-	// Each test's clock starts where the previous one's surely ended (the pace's entries stay in the process).
-	let clock = 1_000_000;
-	beforeEach(() => jest.useFakeTimers({ now: (clock += 1_000_000) }));
+	beforeEach(() => {
+		jest.useFakeTimers({ now: 1_000_000 });
+		servicePace = new ServicePace();
+	});
 	afterEach(() => jest.useRealTimers());
 
 	it('at the first 429, paces at a little under what was sent in the second before, after the pause', async () => {
-		const service = freshService();
 		const t0 = Date.now();
 		await acceptedAtOnce(service, 10);
 		const refused = await servicePace.turn(service);
@@ -51,7 +56,6 @@ describe('the pace of a rate-limited service', () => {
 	});
 
 	it('at a later 429, paces at what the service accepted since the previous one, and everybody waiting follows at once', async () => {
-		const service = freshService();
 		const t0 = Date.now();
 		await acceptedAtOnce(service, 10);
 		const first = await servicePace.turn(service);
@@ -80,7 +84,6 @@ describe('the pace of a rate-limited service', () => {
 	});
 
 	it('a 429 just after a pause does not make the pace collapse: at most it halves', async () => {
-		const service = freshService();
 		const t0 = Date.now();
 		await acceptedAtOnce(service, 20);
 		const first = await servicePace.turn(service);
@@ -97,7 +100,6 @@ describe('the pace of a rate-limited service', () => {
 	});
 
 	it('a 429 of a request let go before the pace was set (an echo) moves the pause but not the pace', async () => {
-		const service = freshService();
 		const t0 = Date.now();
 		await acceptedAtOnce(service, 10);
 		const inFlight: Turn[] = [await servicePace.turn(service), await servicePace.turn(service)];
@@ -113,7 +115,6 @@ describe('the pace of a rate-limited service', () => {
 	});
 
 	it('a 503 with Retry-After pauses everybody without pacing them afterwards', async () => {
-		const service = freshService();
 		const t0 = Date.now();
 		const unavailable = await servicePace.turn(service);
 		servicePace.refused(service, unavailable, { waitMs: 500, rateLimited: false });
@@ -123,9 +124,6 @@ describe('the pace of a rate-limited service', () => {
 	});
 
 	it('waiting requests keep their entry alive; it is dropped once idle', async () => {
-		await jest.advanceTimersByTimeAsync(31_000); // the other tests' services are forgotten
-		expect(servicePace.activeServices()).toBe(0);
-		const service = freshService();
 		const refused = await servicePace.turn(service);
 		servicePace.refused(service, refused, { waitMs: 40_000, rateLimited: false });
 		const { starts } = queue(service, 1, Date.now());
@@ -133,7 +131,10 @@ describe('the pace of a rate-limited service', () => {
 		expect(servicePace.activeServices()).toBe(1); // 35 s idle, but a request is waiting
 		await jest.advanceTimersByTimeAsync(5_000);
 		expect(starts).toHaveLength(1);
-		await jest.advanceTimersByTimeAsync(31_000);
+		// Idle from the last start (the end of the pause): kept for exactly IDLE_MS, dropped a millisecond later.
+		await jest.advanceTimersByTimeAsync(IDLE_MS);
+		expect(servicePace.activeServices()).toBe(1);
+		await jest.advanceTimersByTimeAsync(1);
 		expect(servicePace.activeServices()).toBe(0);
 	});
 });

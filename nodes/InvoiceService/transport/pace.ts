@@ -25,7 +25,8 @@ import { sleep } from 'n8n-workflow';
  * prunes, so nothing outlives its use by more than that (`activeServices()` shows it).
  */
 
-const IDLE_MS = 30_000;
+/** An entry is dropped once this long has passed since its last use, pause or slot (strictly more). */
+export const IDLE_MS = 30_000;
 const MAX_SERVICES = 100;
 /** The first 429's pace is what was sent in this long before the refused request. */
 const FIRST_WINDOW_MS = 1000;
@@ -80,7 +81,7 @@ interface ServiceState {
 	lastUsed: number;
 }
 
-class ServicePace {
+export class ServicePace {
 	private readonly services = new Map<string, ServiceState>();
 
 	/** Waits for this request's turn in the service's queue; returns when it may start. */
@@ -124,6 +125,14 @@ class ServicePace {
 		}
 		// Paced requests resume at the end of the pause, one slot after another.
 		if (state.ratePerSecond > 0) state.nextSlot = Math.max(state.nextSlot, state.pausedUntil);
+	}
+
+	/**
+	 * Forgets every service, as a new process would. For tests that run the node in one process: a pause or a
+	 * pace learned by one test must not slow the next.
+	 */
+	forgetAll(): void {
+		this.services.clear();
 	}
 
 	/** How many services have state right now (after dropping the idle ones). */
