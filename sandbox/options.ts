@@ -83,21 +83,8 @@ export type RuntimeConfigPatch = Partial<
 	seed?: number | null;
 };
 
-// In the order the error message lists them.
-const PATCH_KEYS: string[] = [
-	'style',
-	'latencyMs',
-	'jitterMs',
-	'rateLimit',
-	'faults',
-	'slowMs',
-	'trickleMs',
-	'pdfFault',
-	'pdfOversizeBytes',
-	'apiKeys',
-	'revokeKeysAfter',
-	'seed',
-];
+/** Every option a patch may name. */
+const PATCH_KEYS: string[] = [...PLAIN_PATCH_KEYS, 'rateLimit', 'faults', 'seed'];
 
 export const DEFAULT_SANDBOX_BEARER = 'sandbox-key-1234';
 

@@ -1,4 +1,5 @@
 // What the storm bench runs: the storms' sizes and limits, and how many runs of each (--quick: one).
+import { IDLE_MS } from '../../nodes/InvoiceService/transport/pace';
 import { DEFAULT_N8N_VERSION } from '../../tools/n8n';
 
 export const STORM_VERSION = DEFAULT_N8N_VERSION;
@@ -9,8 +10,25 @@ export const S1_EVENTS = 300;
 export const S1_WITHIN_MS = 5000;
 /** Requests the load generator keeps in flight at most: above every storm's size, so the schedule holds. */
 export const LOADGEN_CONCURRENCY = 1000;
-/** The shared pace forgets a service after 30 s idle: ours' runs start at least this far apart, each fresh. */
-export const PACE_FORGOTTEN_MS = 31_000;
+/** The shared pace forgets a service once idle for IDLE_MS: ours' runs start at least this far apart, each fresh. */
+const PACE_FORGOTTEN_MS = IDLE_MS + 1000;
+
+/** Waits until a run of ours that ended at `ended` is forgotten by the pace, so that the next one starts fresh. */
+export async function untilPaceForgotten(ended: number): Promise<void> {
+	const wait = ended + PACE_FORGOTTEN_MS - Date.now();
+	if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+}
+
+/** The groups of runs: named here once, measured by s1.ts and s2.ts, rendered by reportS1.ts and reportS2.ts. */
+export const GROUPS = {
+	s1: 'S1',
+	s1NoLimit: 'S1 no limit',
+	s1Sizes: 'S1 sizes',
+	s1Capped: 'S1 capped',
+	s2OneWorker: 'S2 1 worker',
+	s2TwoWorkers: 'S2 2 workers',
+	s2Limited: 'S2 2 workers, 20/s',
+} as const;
 
 export const S2_LATENCY_MS = 200;
 /**

@@ -7,21 +7,13 @@ import * as prettier from 'prettier';
 
 import { REPO_ROOT } from '../../tools/n8n';
 import { renderChart, type ChartSeries } from '../chart';
-import { fmt, log } from '../measure';
-import { machine, median, table, verdict } from '../report';
+import { log } from '../measure';
+import { machine } from '../report';
 import type { StormMeasured } from './measure';
-import {
-	EVENT_SERVICE_S,
-	S1_EVENTS,
-	S1_WITHIN_MS,
-	S2_LATENCY_MS,
-	STORM_RATE,
-	STORM_VERSION,
-	WORKER_CONCURRENCY,
-	type StormPlan,
-} from './plan';
-import { PRODUCTION_LIMIT } from './s1';
-import { HTTP_RETRY } from './workflows';
+import { type ChartGroup, type Runs, type StormSection } from './figures';
+import { S1_EVENTS, STORM_VERSION, type StormPlan } from './plan';
+import { s1Section, sizesSection } from './reportS1';
+import { s2Section } from './reportS2';
 
 /** Where the storms' section of results.md starts; `npm run bench` keeps everything from here on. */
 export const STORMS_MARKER =
@@ -35,37 +27,9 @@ const SERIES: ChartSeries[] = [
 	{ name: 'bound', color: '#5aa05a' },
 ];
 
-type Runs = StormMeasured[];
-const med = (runs: Runs, value: (m: StormMeasured) => number) => median(runs.map(value));
-const sec = (ms: number) => fmt(ms / 1000, 1);
-const pct = (part: number, whole: number) => `${fmt((part / whole) * 100, 1)} %`;
-const loads = (runs: Runs) =>
-	runs.map((m) => `${fmt(m.load[0], 1)}→${fmt(m.load[1], 1)}`).join(', ');
-/** Every run created every event's customer and invoice exactly once. */
-const allOnce = (runs: Runs) =>
-	runs.every((m) => m.exactlyOnce === m.spec.events && m.duplicates === 0);
-const share429 = (m: StormMeasured) => m.rateLimited / m.createRequests;
-/** The rate limit's bound: the creates needed (2 per event) ÷ the rate. */
-const rateBoundS = (events: number) => (2 * events) / STORM_RATE.perSecond;
-/** Events with an invoice per second, from the first event sent to the last invoice. */
-const throughput = (m: StormMeasured) => (m.spec.events - m.lost) / (m.lastInvoiceMs / 1000);
-/** CPU busy of a process over the storm (first event sent → last answer), in cores. */
-const busy = (m: StormMeasured, name: string) => m.cpuS[name] / (m.wallMs / 1000);
-
-function outcome(runs: Runs): string[] {
-	return [
-		`${med(runs, (m) => m.exactlyOnce)} / ${runs[0].spec.events}`,
-		String(Math.max(...runs.map((m) => m.duplicates))),
-		runs.map((m) => m.lost).join(', '),
-	];
-}
-
-class StormReport {
-	private readonly lines: string[] = [];
-	private readonly panels = {
-		cpu: [] as Array<{ label: string; values: Array<number | undefined> }>,
-		time: [] as Array<{ label: string; values: Array<number | undefined> }>,
-	};
+class StormReport implements StormSection {
+	readonly lines: string[] = [];
+	readonly panels = { cpu: [] as ChartGroup[], time: [] as ChartGroup[] };
 
 	constructor(
 		private readonly plan: StormPlan,
@@ -73,7 +37,7 @@ class StormReport {
 		private readonly fromSaved: boolean,
 	) {}
 
-	private runs(group: string, kind?: string, events?: number): Runs {
+	runs(group: string, kind?: string, events?: number): Runs {
 		return this.measured.filter(
 			(m) =>
 				m.spec.group === group &&
@@ -107,259 +71,10 @@ class StormReport {
 			`![Storms: CPU per event and time to the last invoice](${CHART_NAME})`,
 			'',
 		);
-		this.s1();
-		this.sizes();
-		this.s2();
+		s1Section(this);
+		sizesSection(this);
+		s2Section(this);
 		return `${this.lines.join('\n')}\n`;
-	}
-
-	private s1(): void {
-		const ours = this.runs('S1', 'ours');
-		const http = this.runs('S1', 'http');
-		const noop = this.runs('S1', 'noop');
-		const unlimited = this.runs('S1 no limit', 'ours');
-		const capped = this.runs('S1 capped', 'ours');
-		if (!ours.length) return;
-		const bound = rateBoundS(S1_EVENTS);
-		const cpu = (runs: Runs) => med(runs, (m) => m.cpuPerEventMs);
-		const row = (runs: Runs, label: string): string[] => {
-			if (!runs.length) return [];
-			// The floor creates nothing: only its CPU and its load are figures.
-			const sends = runs[0].spec.kind !== 'noop';
-			const dash = (text: string) => (sends ? text : '—');
-			return [
-				label,
-				...outcome(runs).map(dash),
-				dash(
-					fmt(
-						med(runs, (m) => m.createRequests),
-						0,
-					),
-				),
-				dash(
-					pct(
-						med(runs, (m) => m.rateLimited),
-						med(runs, (m) => m.createRequests),
-					),
-				),
-				dash(sec(med(runs, (m) => m.lastInvoiceMs))),
-				dash(fmt(med(runs, (m) => m.lastInvoiceMs) / 1000 / bound)),
-				dash(`${sec(med(runs, (m) => m.p50Ms))} / ${sec(med(runs, (m) => m.p95Ms))}`),
-				fmt(cpu(runs), 0),
-				http.length ? fmt(cpu(runs) / cpu(http)) : 'n/a',
-				fmt(med(runs, (m) => busy(m, 'n8n'))),
-				loads(runs),
-			];
-		};
-		this.lines.push(
-			`### S1: one n8n, ${S1_EVENTS} events within ${S1_WITHIN_MS / 1000} s, the service limiting creates to ${STORM_RATE.perSecond}/s (bucket ${STORM_RATE.burst}, 429 with Retry-After)`,
-			'',
-			`Bound: ${2 * S1_EVENTS} creates ÷ ${STORM_RATE.perSecond}/s = ${fmt(bound, 0)} s. SQLite, every execution saved (n8n's defaults). HTTP Request: Retry On Fail on each of its three requests, ${HTTP_RETRY.maxTries} tries ${HTTP_RETRY.waitBetweenTries / 1000} s apart, no batching (one item per execution: batching has nothing to batch). Ours: defaults (Max Retry Wait 120 s). The floor sends nothing: it is n8n's own cost of one webhook execution. Then ours with the service's limit off (the time n8n itself needs for the storm), and ours in an n8n started with \`N8N_CONCURRENCY_PRODUCTION_LIMIT=${PRODUCTION_LIMIT}\` (at most ${PRODUCTION_LIMIT} executions at once, the other events wait in n8n's queue). The goals below are for the first row, n8n's defaults.`,
-			'',
-			...table(
-				[
-					'variant',
-					'exactly once',
-					'duplicates',
-					'lost (each run)',
-					'create requests',
-					'429 share',
-					'last invoice (s)',
-					'÷ bound',
-					'p50 / p95 latency (s)',
-					'CPU per event (ms)',
-					'÷ HTTP Request',
-					'n8n CPU busy (cores)',
-					'load (each run)',
-				],
-				[
-					row(ours, 'Invoice Service'),
-					row(http, 'HTTP Request 4.2'),
-					row(noop, 'floor'),
-					row(unlimited, 'Invoice Service, the limit off'),
-					row(capped, `Invoice Service, N8N_CONCURRENCY_PRODUCTION_LIMIT=${PRODUCTION_LIMIT}`),
-				].filter((r) => r.length),
-			),
-			'',
-			`Goals (ours): each event created exactly once, 0 lost: ${verdict(allOnce(ours))}; 429 ≤ 5 % of requests: ${verdict(ours.every((m) => share429(m) <= 0.05))} (${ours.map((m) => pct(m.rateLimited, m.createRequests)).join(', ')}); last invoice ≤ 1.15 × bound: ${verdict(med(ours, (m) => m.lastInvoiceMs) / 1000 <= 1.15 * bound)}.${noop.length ? ` The floor's ${fmt(cpu(noop), 0)} ms per event is n8n's own per-execution cost (it answered the ${S1_EVENTS} events in ${sec(med(noop, (m) => m.wallMs))} s: ${fmt(S1_EVENTS / (med(noop, (m) => m.wallMs) / 1000), 1)} executions/s is what this n8n does with nothing to send); ours adds ${fmt(cpu(ours) - cpu(noop), 0)} ms for two creates and a PDF, so one core runs at most ${fmt(1000 / cpu(ours), 1)} of ours' events/s, ${fmt((2 * 1000) / cpu(ours), 1)} creates/s.` : ''}`,
-			'',
-		);
-		this.panels.cpu.push({
-			label: `S1 ${S1_EVENTS} events`,
-			values: [cpu(ours), http.length ? cpu(http) : undefined, noop.length ? cpu(noop) : undefined],
-		});
-		this.panels.time.push({
-			label: 'S1, 20/s',
-			values: [
-				med(ours, (m) => m.lastInvoiceMs) / 1000,
-				http.length ? med(http, (m) => m.lastInvoiceMs) / 1000 : undefined,
-				undefined,
-				bound,
-			],
-		});
-	}
-
-	private sizes(): void {
-		const s1 = this.runs('S1', 'ours');
-		const sizes = [...new Set([...this.runs('S1 sizes').map((m) => m.spec.events), S1_EVENTS])]
-			.filter((n) => n !== S1_EVENTS || s1.length)
-			.sort((a, b) => a - b);
-		if (sizes.length < 2) return;
-		const runsOf = (n: number) => (n === S1_EVENTS ? s1 : this.runs('S1 sizes', 'ours', n));
-		const cpus = sizes.map((n) => med(runsOf(n), (m) => m.cpuPerEventMs));
-		this.lines.push(
-			'### S1 at other sizes: how cost grows (ours)',
-			'',
-			`Posted at the same rate (${fmt(S1_EVENTS / (S1_WITHIN_MS / 1000), 0)} events/s); ${S1_EVENTS} = the medians above, the others one run.`,
-			'',
-			...table(
-				[
-					'events',
-					'exactly once',
-					'lost',
-					'429 share',
-					'last invoice ÷ bound',
-					'CPU per event (ms)',
-					'n8n CPU busy (cores)',
-					'load',
-				],
-				sizes.map((n, i) => {
-					const runs = runsOf(n);
-					return [
-						String(n),
-						`${med(runs, (m) => m.exactlyOnce)} / ${n}`,
-						runs.map((m) => m.lost).join(', '),
-						pct(
-							med(runs, (m) => m.rateLimited),
-							med(runs, (m) => m.createRequests),
-						),
-						fmt(med(runs, (m) => m.lastInvoiceMs) / 1000 / rateBoundS(n)),
-						fmt(cpus[i], 0),
-						fmt(med(runs, (m) => busy(m, 'n8n'))),
-						loads(runs),
-					];
-				}),
-			),
-			'',
-			`Goal: CPU per event flat within 1.2 × (largest ÷ smallest ${fmt(Math.max(...cpus) / Math.min(...cpus))}): ${verdict(Math.max(...cpus) / Math.min(...cpus) <= 1.2)}.`,
-			'',
-		);
-		const paced = sizes.flatMap(runsOf).filter((m) => m.refusedPerSecond?.length);
-		if (paced.length) {
-			const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-			this.lines.push(
-				`Where ours' 429 answers fall (429s in the first 5 s, the burst before the pace is learned, + later; the most creates accepted in one second after the first 5 s, the limit being ${STORM_RATE.perSecond}): ${paced
-					.map(
-						(m) =>
-							`${m.spec.events} events${m.spec.group === 'S1' ? ` run ${m.spec.repeat}` : ''}: ${sum(m.refusedPerSecond.slice(0, 5))} + ${sum(m.refusedPerSecond.slice(5))}, ${Math.max(...m.acceptedPerSecond.slice(5))}/s`,
-					)
-					.join('; ')}.`,
-				'',
-			);
-		}
-		sizes.forEach((n, i) => {
-			if (n !== S1_EVENTS) this.panels.cpu.push({ label: `ours ${n} events`, values: [cpus[i]] });
-		});
-	}
-
-	private s2(): void {
-		const one = this.runs('S2 1 worker');
-		const two = this.runs('S2 2 workers');
-		const limited = this.runs('S2 2 workers, 20/s');
-		if (!one.length && !two.length && !limited.length) return;
-		const names = ['main', 'worker 1', 'worker 2', 'postgres', 'redis'];
-		const bound = (runs: Runs) =>
-			(runs[0].spec.label.startsWith('2') ? 2 : 1) * (WORKER_CONCURRENCY / EVENT_SERVICE_S);
-		const row = (runs: Runs, label: string, rateBound: boolean) => [
-			label,
-			...outcome(runs),
-			rateBound
-				? pct(
-						med(runs, (m) => m.rateLimited),
-						med(runs, (m) => m.createRequests),
-					)
-				: '—',
-			fmt(med(runs, throughput), 1),
-			rateBound ? `${fmt(STORM_RATE.perSecond / 2, 1)} (the rate)` : fmt(bound(runs), 1),
-			fmt(med(runs, throughput) / (rateBound ? STORM_RATE.perSecond / 2 : bound(runs))),
-			`${sec(med(runs, (m) => m.p50Ms))} / ${sec(med(runs, (m) => m.p95Ms))}`,
-			names
-				.map((n) => (runs[0].cpuS[n] === undefined ? '—' : fmt(med(runs, (m) => busy(m, n)))))
-				.join(' / '),
-			fmt(
-				med(runs, (m) => m.cpuPerEventMs),
-				0,
-			),
-			loads(runs),
-		];
-		const rows = [
-			one.length ? row(one, '1 worker', false) : [],
-			two.length ? row(two, '2 workers', false) : [],
-			limited.length ? row(limited, '2 workers, 20 creates/s', true) : [],
-		].filter((r) => r.length);
-		this.lines.push(
-			`### S2: queue mode — main + workers, PostgreSQL, Redis; ${S1_EVENTS} events within ${S1_WITHIN_MS / 1000} s`,
-			'',
-			`Every process on this machine: \`n8n start\` (main: receives the webhooks, enqueues), \`n8n worker --concurrency=${WORKER_CONCURRENCY}\` each, PostgreSQL (test/support/postgres.ts), Redis; each n8n process with its own user folder, binary data (the PDFs) in the database (\`N8N_DEFAULT_BINARY_DATA_MODE=database\`), as the queue-mode e2e deploys it. The service answers after ${S2_LATENCY_MS} ms (creates and PDF downloads), so one event takes ${fmt(EVENT_SERVICE_S, 1)} s of service time: bound = workers × ${WORKER_CONCURRENCY} ÷ ${fmt(EVENT_SERVICE_S, 1)} s. The last row adds the ${STORM_RATE.perSecond}/s limit (its bound: ${STORM_RATE.perSecond / 2} events/s). Each worker is its own process with its own pace: they share the service's limit and nothing else, each learns it from its own 429s. CPU busy = CPU seconds ÷ the storm's wall time (first event → last answer), in cores: 2 in all is this machine.`,
-			'',
-			...table(
-				[
-					'setup',
-					'exactly once',
-					'duplicates',
-					'lost (each run)',
-					'429 share',
-					'events/s',
-					'bound (events/s)',
-					'÷ bound',
-					'p50 / p95 latency (s)',
-					`CPU busy, cores: ${names.join(' / ')}`,
-					'n8n CPU per event (ms)',
-					'load (each run)',
-				],
-				rows,
-			),
-			'',
-		);
-		const goals: string[] = [];
-		if (one.length && two.length) {
-			const r1 = med(one, throughput) / bound(one);
-			const r2 = med(two, throughput) / bound(two);
-			goals.push(
-				`each ≥ 0.8 × its bound: 1 worker ${fmt(r1)} ${verdict(r1 >= 0.8)}, 2 workers ${fmt(r2)} ${verdict(r2 >= 0.8)}; 2 workers ÷ 1 worker: ${fmt(med(two, throughput) / med(one, throughput))} × the throughput`,
-			);
-		}
-		if (limited.length) {
-			goals.push(
-				`with the limit, exactly once and 0 lost: ${verdict(allOnce(limited))}; 429 ≤ 10 %: ${verdict(limited.every((m) => share429(m) <= 0.1))} (${limited.map((m) => pct(m.rateLimited, m.createRequests)).join(', ')})`,
-			);
-		}
-		this.lines.push(`Goals: ${goals.join('; ')}.`, '');
-		for (const [runs, label] of [
-			[one, 'S2 1 worker'],
-			[two, 'S2 2 workers'],
-		] as const) {
-			if (runs.length)
-				this.panels.time.push({
-					label,
-					values: [
-						med(runs, (m) => m.lastInvoiceMs) / 1000,
-						undefined,
-						undefined,
-						S1_EVENTS / bound(runs),
-					],
-				});
-		}
-		if (limited.length)
-			this.panels.time.push({
-				label: 'S2 2 workers, 20/s',
-				values: [
-					med(limited, (m) => m.lastInvoiceMs) / 1000,
-					undefined,
-					undefined,
-					rateBoundS(S1_EVENTS),
-				],
-			});
 	}
 
 	chart(): string {

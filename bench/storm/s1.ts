@@ -5,7 +5,8 @@ import { startSandbox, type Sandbox } from '../../sandbox/server';
 import { measureStorm, type StormMeasured, type StormSpec } from './measure';
 import {
 	LOADGEN_CONCURRENCY,
-	PACE_FORGOTTEN_MS,
+	GROUPS,
+	untilPaceForgotten,
 	S1_EVENTS,
 	S1_WITHIN_MS,
 	STORM_RATE,
@@ -41,10 +42,7 @@ async function withServer(
 	const measured: StormMeasured[] = [];
 	let oursEnded = 0;
 	const run = async (group: string, kind: StormKind, events: number, repeat: number) => {
-		if (kind === 'ours') {
-			const wait = oursEnded + PACE_FORGOTTEN_MS - Date.now();
-			if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-		}
+		if (kind === 'ours') await untilPaceForgotten(oursEnded);
 		const spec: StormSpec = {
 			group,
 			kind,
@@ -73,13 +71,13 @@ export function runS1(plan: StormPlan, tarball: string): Promise<StormMeasured[]
 		// Interleaved, so that a change of load on the machine falls on every variant alike.
 		for (let repeat = 1; repeat <= plan.runs; repeat++) {
 			for (const kind of ['ours', 'http', 'noop'] as const)
-				await run('S1', kind, S1_EVENTS, repeat);
+				await run(GROUPS.s1, kind, S1_EVENTS, repeat);
 			// The same storm with the limit off: how long n8n itself takes, i.e. whether the limit or n8n sets the time.
 			sandbox.configure({ rateLimit: null });
-			await run('S1 no limit', 'ours', S1_EVENTS, repeat);
+			await run(GROUPS.s1NoLimit, 'ours', S1_EVENTS, repeat);
 			sandbox.configure({ rateLimit: STORM_RATE });
 		}
-		for (const size of plan.sizes) await run('S1 sizes', 'ours', size, 1);
+		for (const size of plan.sizes) await run(GROUPS.s1Sizes, 'ours', size, 1);
 	});
 }
 
@@ -88,6 +86,6 @@ export function runS1Capped(plan: StormPlan, tarball: string): Promise<StormMeas
 	const env = { N8N_CONCURRENCY_PRODUCTION_LIMIT: String(PRODUCTION_LIMIT) };
 	return withServer(tarball, ['ours'], env, async (run) => {
 		for (let repeat = 1; repeat <= plan.runs; repeat++)
-			await run('S1 capped', 'ours', S1_EVENTS, repeat);
+			await run(GROUPS.s1Capped, 'ours', S1_EVENTS, repeat);
 	});
 }

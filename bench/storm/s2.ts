@@ -20,7 +20,8 @@ import { log } from '../measure';
 import { measureStorm, type StormMeasured } from './measure';
 import {
 	LOADGEN_CONCURRENCY,
-	PACE_FORGOTTEN_MS,
+	GROUPS,
+	untilPaceForgotten,
 	S1_EVENTS,
 	S1_WITHIN_MS,
 	S2_LATENCY_MS,
@@ -64,10 +65,11 @@ export async function runS2(plan: StormPlan, tarball: string): Promise<StormMeas
 			workers.push(await startN8nWorker(home, { env, concurrency: WORKER_CONCURRENCY }));
 			log(`worker ${workers.length} ready`);
 		};
-		const series = async (group: string, paced: boolean) => {
+		let ended = 0;
+		const series = async (group: string, { paced }: { paced: boolean }) => {
 			for (let repeat = 1; repeat <= plan.runs; repeat++) {
 				// Each worker's pace starts fresh, as after a quiet time (see run.ts).
-				if (paced && repeat > 1) await new Promise((r) => setTimeout(r, PACE_FORGOTTEN_MS));
+				if (paced && repeat > 1) await untilPaceForgotten(ended);
 				const processes: Record<string, number> = { main: main!.pid };
 				workers.forEach((w, i) => (processes[`worker ${i + 1}`] = w.child.pid!));
 				measured.push(
@@ -84,14 +86,15 @@ export async function runS2(plan: StormPlan, tarball: string): Promise<StormMeas
 						services,
 					}),
 				);
+				ended = Date.now();
 			}
 		};
 		await addWorker();
-		await series('S2 1 worker', false);
+		await series(GROUPS.s2OneWorker, { paced: false });
 		await addWorker();
-		await series('S2 2 workers', false);
+		await series(GROUPS.s2TwoWorkers, { paced: false });
 		sandbox.configure({ rateLimit: STORM_RATE });
-		await series('S2 2 workers, 20/s', true);
+		await series(GROUPS.s2Limited, { paced: true });
 	} finally {
 		await Promise.allSettled(workers.map((w) => w.stop()));
 		workerHomes.forEach(removeHome);

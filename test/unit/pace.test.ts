@@ -1,9 +1,14 @@
 // The process-wide pace under a rate limit, on jest's clock: who goes when, after one refusal and after the next.
-import { serviceIdentity, servicePace, type Turn } from '../../nodes/InvoiceService/transport/pace';
+import {
+	IDLE_MS,
+	serviceIdentity,
+	ServicePace,
+	type Turn,
+} from '../../nodes/InvoiceService/transport/pace';
 
-let services = 0;
-/** A service nobody else in this file uses (the pace is one per process). */
-const freshService = () => serviceIdentity(`https://pace-${++services}.example.com`, 'k');
+/** Each test's own pace (the node's is one per process), so that no test finds what another left behind. */
+let servicePace: ServicePace;
+const service = serviceIdentity('https://pace.example.com', 'k');
 
 /** Queues `count` requests and records when each is let go (ms since `since`). */
 function queue(service: string, count: number, since: number) {
@@ -28,17 +33,17 @@ async function acceptedAtOnce(service: string, count: number): Promise<void> {
 const gaps = (starts: number[]) => starts.slice(1).map((start, i) => start - starts[i]);
 
 describe('the pace of a rate-limited service', () => {
-	// Each test's clock starts where the previous one's surely ended (the pace's entries stay in the process).
-	let clock = 1_000_000;
-	beforeEach(() => jest.useFakeTimers({ now: (clock += 1_000_000) }));
+	beforeEach(() => {
+		jest.useFakeTimers({ now: 1_000_000 });
+		servicePace = new ServicePace();
+	});
 	afterEach(() => jest.useRealTimers());
 
 	it('at the first 429, paces at a little under what was sent in the second before, after the pause', async () => {
-		const service = freshService();
 		const t0 = Date.now();
 		await acceptedAtOnce(service, 10);
 		const refused = await servicePace.turn(service);
-		servicePace.refused(service, refused, 1000, true);
+		servicePace.refused(service, refused, { waitMs: 1000, rateLimited: true });
 
 		const { starts } = queue(service, 5, t0);
 		await jest.advanceTimersByTimeAsync(999);
@@ -51,11 +56,10 @@ describe('the pace of a rate-limited service', () => {
 	});
 
 	it('at a later 429, paces at what the service accepted since the previous one, and everybody waiting follows at once', async () => {
-		const service = freshService();
 		const t0 = Date.now();
 		await acceptedAtOnce(service, 10);
 		const first = await servicePace.turn(service);
-		servicePace.refused(service, first, 1000, true); // 9.5 a second from t0 + 1000
+		servicePace.refused(service, first, { waitMs: 1000, rateLimited: true }); // 9.5 a second from t0 + 1000
 
 		const { starts, turns } = queue(service, 30, t0);
 		// The first 20 are let go (by t0 + 1000 + 19 × 105.3 ≈ 3000) and accepted.
@@ -66,7 +70,7 @@ describe('the pace of a rate-limited service', () => {
 		await jest.advanceTimersByTimeAsync(100);
 		const second = await turns[20];
 		expect(second.at - t0).toBeGreaterThanOrEqual(3100);
-		servicePace.refused(service, second, 1000, true);
+		servicePace.refused(service, second, { waitMs: 1000, rateLimited: true });
 		const measured = (20 * 1000) / (second.at - first.at);
 
 		await jest.advanceTimersByTimeAsync(10_000);
@@ -80,15 +84,14 @@ describe('the pace of a rate-limited service', () => {
 	});
 
 	it('a 429 just after a pause does not make the pace collapse: at most it halves', async () => {
-		const service = freshService();
 		const t0 = Date.now();
 		await acceptedAtOnce(service, 20);
 		const first = await servicePace.turn(service);
-		servicePace.refused(service, first, 1000, true); // 19 a second
+		servicePace.refused(service, first, { waitMs: 1000, rateLimited: true }); // 19 a second
 		const { starts, turns } = queue(service, 6, t0);
 		await jest.advanceTimersByTimeAsync(1000);
 		// The first request after the pause is refused too (the limit had not come back yet).
-		servicePace.refused(service, await turns[0], 1000, true);
+		servicePace.refused(service, await turns[0], { waitMs: 1000, rateLimited: true });
 		await jest.advanceTimersByTimeAsync(5000);
 		expect(starts).toHaveLength(6);
 		// Nothing accepted since the first refusal, yet 19 × ½ = 9.5 a second (105 ms apart), never one a second.
@@ -97,13 +100,12 @@ describe('the pace of a rate-limited service', () => {
 	});
 
 	it('a 429 of a request let go before the pace was set (an echo) moves the pause but not the pace', async () => {
-		const service = freshService();
 		const t0 = Date.now();
 		await acceptedAtOnce(service, 10);
 		const inFlight: Turn[] = [await servicePace.turn(service), await servicePace.turn(service)];
-		servicePace.refused(service, inFlight[0], 1000, true); // 10 sent before it: 9.5 a second
+		servicePace.refused(service, inFlight[0], { waitMs: 1000, rateLimited: true }); // 10 sent before it: 9.5 a second
 		await jest.advanceTimersByTimeAsync(200);
-		servicePace.refused(service, inFlight[1], 1000, true); // the same overload, answered later
+		servicePace.refused(service, inFlight[1], { waitMs: 1000, rateLimited: true }); // the same overload, answered later
 
 		const { starts } = queue(service, 4, t0);
 		await jest.advanceTimersByTimeAsync(5000);
@@ -113,27 +115,26 @@ describe('the pace of a rate-limited service', () => {
 	});
 
 	it('a 503 with Retry-After pauses everybody without pacing them afterwards', async () => {
-		const service = freshService();
 		const t0 = Date.now();
 		const unavailable = await servicePace.turn(service);
-		servicePace.refused(service, unavailable, 500, false);
+		servicePace.refused(service, unavailable, { waitMs: 500, rateLimited: false });
 		const { starts } = queue(service, 5, t0);
 		await jest.advanceTimersByTimeAsync(500);
 		expect(starts).toEqual([500, 500, 500, 500, 500]);
 	});
 
 	it('waiting requests keep their entry alive; it is dropped once idle', async () => {
-		await jest.advanceTimersByTimeAsync(31_000); // the other tests' services are forgotten
-		expect(servicePace.activeServices()).toBe(0);
-		const service = freshService();
 		const refused = await servicePace.turn(service);
-		servicePace.refused(service, refused, 40_000, false);
+		servicePace.refused(service, refused, { waitMs: 40_000, rateLimited: false });
 		const { starts } = queue(service, 1, Date.now());
 		await jest.advanceTimersByTimeAsync(35_000);
 		expect(servicePace.activeServices()).toBe(1); // 35 s idle, but a request is waiting
 		await jest.advanceTimersByTimeAsync(5_000);
 		expect(starts).toHaveLength(1);
-		await jest.advanceTimersByTimeAsync(31_000);
+		// Idle from the last start (the end of the pause): kept for exactly IDLE_MS, dropped a millisecond later.
+		await jest.advanceTimersByTimeAsync(IDLE_MS);
+		expect(servicePace.activeServices()).toBe(1);
+		await jest.advanceTimersByTimeAsync(1);
 		expect(servicePace.activeServices()).toBe(0);
 	});
 });

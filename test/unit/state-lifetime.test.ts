@@ -4,7 +4,7 @@ import { runInNewContext } from 'node:vm';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { EarlierTries } from '../../nodes/InvoiceService/actions/earlierTries';
-import { serviceIdentity, servicePace } from '../../nodes/InvoiceService/transport/pace';
+import { IDLE_MS, serviceIdentity, ServicePace } from '../../nodes/InvoiceService/transport/pace';
 
 // The state the node keeps beyond one call, and how it is released (docs/how-it-works.md: "State kept beyond one call").
 
@@ -85,7 +85,13 @@ describe('the memory of earlier tries (Retry On Fail)', () => {
 });
 
 describe('the process-wide pace of a service and key', () => {
-	afterEach(() => jest.restoreAllMocks());
+	// On jest's clock, with a pace of its own: what is dropped when does not hang on how busy the machine is.
+	let pace: ServicePace;
+	beforeEach(() => {
+		jest.useFakeTimers({ now: 1_000_000 });
+		pace = new ServicePace();
+	});
+	afterEach(() => jest.useRealTimers());
 
 	it('names a service by origin and a digest of the key, never the key', () => {
 		const identity = serviceIdentity('https://app.example.com', 'test-key-42');
@@ -96,38 +102,56 @@ describe('the process-wide pace of a service and key', () => {
 
 	it('holds every caller of the service until the pause is over, and leaves nothing behind after it', async () => {
 		const service = serviceIdentity('https://paced.example.com', 'k');
-		const turn = await servicePace.turn(service);
-		servicePace.refused(service, turn, 300, true);
-		const before = Date.now();
+		const t0 = Date.now();
+		const turn = await pace.turn(service);
+		// Nothing was sent in the second before: the slowest pace, one a second, from the end of the pause.
+		pace.refused(service, turn, { waitMs: 300, rateLimited: true });
 		// Two other callers (other executions) of the same service and key wait for the same moment.
-		const starts = await Promise.all([servicePace.turn(service), servicePace.turn(service)]);
-		for (const start of starts) expect(start.at - before).toBeGreaterThanOrEqual(250);
+		const starts: number[] = [];
+		const callers = [pace.turn(service), pace.turn(service)].map(async (waiting) => {
+			starts.push((await waiting).at - t0);
+		});
+		await jest.advanceTimersByTimeAsync(299);
+		expect(starts).toEqual([]);
+		await jest.advanceTimersByTimeAsync(1001);
+		await Promise.all(callers);
+		expect(starts).toEqual([300, 1300]);
 		// Another key of the same origin is not held.
 		const other = serviceIdentity('https://paced.example.com', 'another key');
-		const otherStart = Date.now();
-		await servicePace.turn(other);
-		expect(Date.now() - otherStart).toBeLessThan(100);
+		expect((await pace.turn(other)).at).toBe(Date.now());
+		expect(pace.activeServices()).toBe(2);
 
-		expect(servicePace.activeServices()).toBeGreaterThanOrEqual(2);
-		// Idle for longer than the entries live: nothing is kept.
-		const now = Date.now();
-		jest.spyOn(Date, 'now').mockReturnValue(now + 31_000);
-		expect(servicePace.activeServices()).toBe(0);
+		// An entry is dropped once idle for more than IDLE_MS: the other key's from its last use, the paced one's
+		// from its next slot (a second after its last start), whichever is later.
+		const lastStart = Date.now();
+		jest.setSystemTime(lastStart + IDLE_MS);
+		expect(pace.activeServices()).toBe(2);
+		jest.setSystemTime(lastStart + IDLE_MS + 1);
+		expect(pace.activeServices()).toBe(1);
+		jest.setSystemTime(lastStart + 1000 + IDLE_MS);
+		expect(pace.activeServices()).toBe(1);
+		jest.setSystemTime(lastStart + 1000 + IDLE_MS + 1);
+		expect(pace.activeServices()).toBe(0);
 	});
 
 	it('after a 429, paces requests at what the service accepted instead of sending them all at once', async () => {
 		const service = serviceIdentity('https://rate.example.com', 'k');
 		for (let accepted = 0; accepted < 10; accepted++) {
-			await servicePace.turn(service);
-			servicePace.accepted(service);
+			await pace.turn(service);
+			pace.accepted(service);
 		}
-		const refused = await servicePace.turn(service);
-		servicePace.refused(service, refused, 0, true);
-		// 10 accepted in the last second: about 9.5 per second from now on.
-		const starts = await Promise.all(Array.from({ length: 4 }, () => servicePace.turn(service)));
-		// Slots are fixed in time (about 105 ms apart from the first): a late wake-up on a busy machine delays one
-		// start but never brings a later one forward, so each start is at least k slots after the first.
-		const sinceFirst = starts.map((start) => start.at - starts[0].at);
-		sinceFirst.forEach((elapsed, k) => expect(elapsed).toBeGreaterThanOrEqual(k * 100));
+		const refused = await pace.turn(service);
+		pace.refused(service, refused, { waitMs: 0, rateLimited: true });
+		// 10 accepted in the last second: 9.5 per second from now on, one slot every 105.3 ms.
+		const starts: number[] = [];
+		const callers = Array.from({ length: 4 }, async () => {
+			starts.push((await pace.turn(service)).at - refused.at);
+		});
+		await jest.advanceTimersByTimeAsync(1000);
+		await Promise.all(callers);
+		starts.forEach((at, k) => {
+			expect(at).toBeGreaterThanOrEqual((k * 1000) / 9.5);
+			expect(at).toBeLessThan((k * 1000) / 9.5 + 1);
+		});
 	});
 });

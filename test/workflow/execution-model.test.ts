@@ -14,7 +14,10 @@ import {
 	runInvoiceService,
 } from '../support/invoice-service';
 
-afterEach(() => nock.cleanAll());
+afterEach(() => {
+	nock.cleanAll();
+	jest.restoreAllMocks();
+});
 
 const people = (count: number, prefix = 'ada') =>
 	Array.from({ length: count }, (_, index) => ({
@@ -260,12 +263,20 @@ describe('one pause per service and key, shared by concurrent executions', () =>
 				accepted++;
 				return [200, { status: 'success', response: { id: `cust_${accepted}` } }];
 			});
-		// The first execution meets the limit; the next ones start while it is paused.
+		// The next executions start once the first one has met the limit and the pause is set (not after a guessed
+		// delay, which a busy machine may outlast): whatever the timing, they find the service paused.
+		const refused = servicePace.refused.bind(servicePace);
+		const paused = new Promise<void>((resolve) => {
+			jest.spyOn(servicePace, 'refused').mockImplementation((...args) => {
+				refused(...args);
+				resolve();
+			});
+		});
 		const first = runInvoiceService({
 			parameters: customerParameters(),
 			items: people(1, 'first'),
 		});
-		await new Promise((resolve) => setTimeout(resolve, 150));
+		await paused;
 		const others = Array.from({ length: 8 }, (_, execution) =>
 			runInvoiceService({ parameters: customerParameters(), items: people(2, `e${execution}-`) }),
 		);

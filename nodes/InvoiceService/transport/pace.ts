@@ -26,28 +26,35 @@ import { sleep } from 'n8n-workflow';
  * (`activeServices()` prunes too, and shows it).
  */
 
-const IDLE_MS = 30_000;
-const MAX_SERVICES = 100;
+// What is kept, and for how long.
+/** An entry is dropped once this long has passed since its last use, pause or slot (strictly more). */
+export const IDLE_MS = 30_000;
+/** At most this many entries: a new service beyond them takes the place of the least recently used. */
+export const MAX_SERVICES = 100;
+
+// How a 429 sets the pace.
 /** The first 429's pace is what was sent in this long before the refused request. */
 const FIRST_WINDOW_MS = 1000;
-/** Starts of requests are kept this long for that. */
-const RECENT_KEPT_MS = 5000;
+/** Starts of requests are kept this long, for that measure. */
+const RECENT_KEPT_MS = 5 * FIRST_WINDOW_MS;
 /** The pace is set this much under the rate the service allowed between two refusals (a close measure). */
 const BELOW_MEASURED = 0.98;
 /** And this much under what was sent before the first refusal (a rougher one: a burst allowance is in it). */
 const BELOW_FIRST = 0.95;
-/** Requests per second added to the pace with each accepted request while pacing (about +1 % a second). */
-const INCREASE_PER_ACCEPTED = 0.01;
-/** The slowest pace: one request a second. */
-const MIN_PER_SECOND = 1;
-/** Once the pace has risen this high, it is dropped: the limit is far away. */
-const UNPACED_ABOVE_PER_SECOND = 1000;
 /** A refusal more than this long after the previous one is measured like a first one. */
 const ANCHOR_MAX_MS = 60_000;
 /** A refusal never takes the pace below this share of what it was. */
 const MAX_DECREASE = 0.5;
 /** A refusal that cannot be measured takes the pace down by this much. */
 const STEP_DOWN = 0.9;
+
+// How the pace moves between refusals, and how its slots are kept.
+/** Requests per second added to the pace with each accepted request while pacing (about +1 % a second). */
+const INCREASE_PER_ACCEPTED = 0.01;
+/** The slowest pace: one request a second. */
+const MIN_PER_SECOND = 1;
+/** Once the pace has risen this high, it is dropped: the limit is far away. */
+const UNPACED_ABOVE_PER_SECOND = 1000;
 /** A pace's slots missed because the process was busy are made up for, but no more than this far back. */
 const CATCH_UP_MS = 100;
 
@@ -81,7 +88,7 @@ interface ServiceState {
 	lastUsed: number;
 }
 
-class ServicePace {
+export class ServicePace {
 	private readonly services = new Map<string, ServiceState>();
 
 	/** Waits for this request's turn in the service's queue; returns when it may start. */
@@ -108,7 +115,11 @@ class ServicePace {
 	 * The service said "slow down" to the request of `turn`: everybody pauses for `waitMs`, and on a 429 the
 	 * pace is set from what the service allowed (unless this is an echo of an earlier refusal).
 	 */
-	refused(service: string, turn: Turn, waitMs: number, rateLimited: boolean): void {
+	refused(
+		service: string,
+		turn: Turn,
+		{ waitMs, rateLimited }: { waitMs: number; rateLimited: boolean },
+	): void {
 		const state = this.state(service);
 		const now = Date.now();
 		state.pausedUntil = Math.max(state.pausedUntil, now + waitMs);
@@ -121,6 +132,14 @@ class ServicePace {
 		}
 		// Paced requests resume at the end of the pause, one slot after another.
 		if (state.ratePerSecond > 0) state.nextSlot = Math.max(state.nextSlot, state.pausedUntil);
+	}
+
+	/**
+	 * Forgets every service, as a new process would. For tests that run the node in one process: a pause or a
+	 * pace learned by one test must not slow the next.
+	 */
+	forgetAll(): void {
+		this.services.clear();
 	}
 
 	/** How many services have state right now (after dropping the idle ones). */
