@@ -21,6 +21,7 @@ import {
 	httpFailure,
 	keyRefusedEarlier,
 	networkFailure,
+	ssrfRefusal,
 	unexpectedAnswer,
 } from './errors';
 import { RunLog } from './runLog';
@@ -385,6 +386,8 @@ function originOf(url: string): string {
 
 /** A request that got no (whole) HTTP answer. A GET is safe to send again whatever broke; a POST may not be. */
 function noAnswerFailure(error: unknown, call: CallContext, safeToRepeat: boolean): Failure {
+	const refused = ssrfRefusal(error, call);
+	if (refused) return refused;
 	const message = error instanceof Error ? error.message : String(error);
 	const failure = networkFailure(findErrorCode(error), message, call);
 	return safeToRepeat ? { ...failure, retryable: true } : failure;
