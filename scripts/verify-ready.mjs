@@ -74,7 +74,12 @@ requirement(
 	},
 );
 
-const runtime = ['dependencies', 'optionalDependencies', 'bundleDependencies', 'bundledDependencies']
+const runtime = [
+	'dependencies',
+	'optionalDependencies',
+	'bundleDependencies',
+	'bundledDependencies',
+]
 	.flatMap((field) => Object.keys(pkg[field] ?? {}).map((name) => `${field}: ${name}`))
 	.concat(
 		Object.keys(pkg.peerDependencies ?? {})
@@ -91,7 +96,9 @@ requirement(
 	[
 		pkg.license !== 'MIT' && `package.json license is ${JSON.stringify(pkg.license)}, not "MIT"`,
 		!licenseFile && 'no LICENSE file',
-		licenseFile && !/^\s*MIT License/.test(read(licenseFile)) && `${licenseFile} is not the MIT text`,
+		licenseFile &&
+			!/^\s*MIT License/.test(read(licenseFile)) &&
+			`${licenseFile} is not the MIT text`,
 	].filter(Boolean),
 	{ passed: `license "MIT", ${licenseFile} holds the MIT text` },
 );
@@ -101,10 +108,17 @@ const FORBIDDEN = [
 	[/\bprocess\s*(\.\s*env\b|\[)/, 'process.env'],
 	[/(require\s*\(|\bfrom\s+|import\s*\()\s*['"](node:)?fs(\/promises)?['"]/, 'the fs module'],
 	[/(require\s*\(|\bfrom\s+|import\s*\()\s*['"](node:)?child_process['"]/, 'child_process'],
-	[/(require\s*\(|\bfrom\s+|import\s*\()\s*['"](node:)?(os|worker_threads|vm)['"]/, 'a system module'],
+	[
+		/(require\s*\(|\bfrom\s+|import\s*\()\s*['"](node:)?(os|worker_threads|vm)['"]/,
+		'a system module',
+	],
 ];
 const shipped = filesUnder('dist', ['.js']);
-const nodeCode = [...filesUnder('nodes', ['.ts']), ...filesUnder('credentials', ['.ts']), ...shipped];
+const nodeCode = [
+	...filesUnder('nodes', ['.ts']),
+	...filesUnder('credentials', ['.ts']),
+	...shipped,
+];
 const accesses = nodeCode.flatMap((file) =>
 	readFileSync(file, 'utf8')
 		.split('\n')
@@ -126,10 +140,11 @@ const COMMON = new Set(
 	),
 );
 const readme = read('README.md');
-const words = readme
-	.replace(/```[\s\S]*?```/g, ' ')
-	.toLowerCase()
-	.match(/\p{L}+/gu) ?? [];
+const words =
+	readme
+		.replace(/```[\s\S]*?```/g, ' ')
+		.toLowerCase()
+		.match(/\p{L}+/gu) ?? [];
 const englishShare = words.filter((word) => COMMON.has(word)).length / Math.max(words.length, 1);
 const headings = readme.split('\n').filter((line) => /^#{2,3} /.test(line));
 const examples = filesUnder('examples', ['.json']);
@@ -158,8 +173,7 @@ const workflows = filesUnder('.github/workflows', ['.yml', '.yaml']).map((file) 
 	readFileSync(file, 'utf8'),
 );
 const publishes = workflows.filter(
-	(text) =>
-		/id-token:\s*write/.test(text) && /npm (run release|publish)/.test(text),
+	(text) => /id-token:\s*write/.test(text) && /npm (run release|publish)/.test(text),
 );
 requirement(
 	'Published from a GitHub Actions workflow with npm provenance',
@@ -195,12 +209,17 @@ if (json) {
 } else {
 	console.log(`n8n community node verification guidelines (${GUIDELINES}):`);
 	for (const item of items) {
-		const note = item.status === 'open' && item.repositoryOnly ? ' (only the real repository can fill this)' : '';
+		const note =
+			item.status === 'open' && item.repositoryOnly
+				? ' (only the real repository can fill this)'
+				: '';
 		console.log(`  ${item.status}  ${item.title}: ${item.detail}${note}`);
 	}
 	console.log(
 		`${items.length - open.length} pass, ${open.length} open` +
-			(open.length > failing.length ? ` (${open.length - failing.length} for the real repository)` : ''),
+			(open.length > failing.length
+				? ` (${open.length - failing.length} for the real repository)`
+				: ''),
 	);
 }
 process.exit(failing.length > 0 ? 1 : 0);

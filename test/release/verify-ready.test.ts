@@ -54,7 +54,9 @@ test('the package: every requirement it can meet passes; repository and author a
 	const text = verify(REPO_ROOT).stdout;
 	expect(text).toContain('  open  Repository, bugs, homepage and author');
 	expect(text).toContain('(only the real repository can fill this)');
-	expect(text.trim().split('\n').at(-1)).toMatch(/^\d+ pass, 1 open \(1 for the real repository\)$/);
+	expect(text.trim().split('\n').at(-1)).toMatch(
+		/^\d+ pass, 1 open \(1 for the real repository\)$/,
+	);
 });
 
 test('a copy that breaks the rules fails, each broken requirement named', () => {
@@ -89,9 +91,9 @@ test('a copy that breaks the rules fails, each broken requirement named', () => 
 	expect(open['No environment or file-system access in the node']).toBe(
 		'nodes/InvoiceService/helpers/leak.ts:1 uses the fs module; nodes/InvoiceService/helpers/leak.ts:2 uses process.env',
 	);
-	expect(open['README in English, with installation, credentials, usage and example workflows']).toMatch(
-		/does not read as English.*no section on credentials.*no example workflow/,
-	);
+	expect(
+		open['README in English, with installation, credentials, usage and example workflows'],
+	).toMatch(/does not read as English.*no section on credentials.*no example workflow/);
 	expect(open['Published from a GitHub Actions workflow with npm provenance']).toContain(
 		'no workflow in .github/workflows',
 	);

@@ -46,14 +46,20 @@ test('a create refused by SSRF protection is an ordinary item error: not retried
 	);
 	expect(error.description).toContain('N8N_SSRF_ALLOWED_HOSTNAMES=app.example.com');
 	expect(error.description).toContain('N8N_SSRF_ALLOWED_IP_RANGES=10.0.0.7/32');
-	expect(`${error.message} ${error.description}`).not.toMatch(/outcome unknown|connection .* broke/i);
+	expect(`${error.message} ${error.description}`).not.toMatch(
+		/outcome unknown|connection .* broke/i,
+	);
 	expect(everythingVisible(result)).not.toContain(API_KEY);
 });
 
 test('a PDF download refused by SSRF protection says the invoice was created, and is not retried', async () => {
 	nock(ORIGIN)
 		.post(`${API}/create-invoice`)
-		.reply(200, { invoice_id: 'inv_1', status: 'sent', download_url: 'https://files.example.net/inv_1.pdf' });
+		.reply(200, {
+			invoice_id: 'inv_1',
+			status: 'sent',
+			download_url: 'https://files.example.net/inv_1.pdf',
+		});
 	const file = nock('https://files.example.net')
 		.get('/inv_1.pdf')
 		.replyWithError(ssrfBlocked('fd00::7'))
@@ -72,10 +78,12 @@ test('a PDF download refused by SSRF protection says the invoice was created, an
 	expect(result.error?.description).toContain('Do not run this item again');
 });
 
-test('the same words without n8n\'s error class are a network fault as before (the message text is not matched)', async () => {
+test("the same words without n8n's error class are a network fault as before (the message text is not matched)", async () => {
 	nock(ORIGIN)
 		.post(`${API}/create-customer`)
 		.replyWithError(Object.assign(new Error(BLOCKED_TEXT), { ip: '10.0.0.7' }));
 	const result = await runInvoiceService({ parameters: customerParameters(), items: [ADA] });
-	expect(result.error?.message).toMatch(/^The connection to app\.example\.com broke .* Outcome unknown/);
+	expect(result.error?.message).toMatch(
+		/^The connection to app\.example\.com broke .* Outcome unknown/,
+	);
 });
