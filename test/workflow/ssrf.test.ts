@@ -53,13 +53,11 @@ test('a create refused by SSRF protection is an ordinary item error: not retried
 });
 
 test('a PDF download refused by SSRF protection says the invoice was created, and is not retried', async () => {
-	nock(ORIGIN)
-		.post(`${API}/create-invoice`)
-		.reply(200, {
-			invoice_id: 'inv_1',
-			status: 'sent',
-			download_url: 'https://files.example.net/inv_1.pdf',
-		});
+	nock(ORIGIN).post(`${API}/create-invoice`).reply(200, {
+		invoice_id: 'inv_1',
+		status: 'sent',
+		download_url: 'https://files.example.net/inv_1.pdf',
+	});
 	const file = nock('https://files.example.net')
 		.get('/inv_1.pdf')
 		.replyWithError(ssrfBlocked('fd00::7'))
