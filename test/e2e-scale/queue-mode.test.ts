@@ -534,10 +534,14 @@ describe.each(N8N_VERSIONS)(
 				new RegExp(`Enqueued execution ${executionId} \\(job \\d+\\)`),
 			);
 			expect(workersThatRan(executionId)).toHaveLength(1);
-			await expectPdfStored(executionId, invoiceId, r.bytes);
+			// The service's own PDF, byte for byte: in the webhook's answer and in the database.
+			const served = await fetch(`${sandbox!.pdfRootUrl}/files/${invoiceId}.pdf`);
+			const original = Buffer.from(await served.arrayBuffer());
+			expect(r.bytes.equals(original)).toBe(true);
+			await expectPdfStored(executionId, invoiceId, original);
 		});
 
-		/** Where n8n kept the PDF: byte for byte what the main answered with. */
+		/** Where n8n kept the PDF: byte for byte the given file. */
 		async function expectPdfStored(executionId: string, invoiceId: string, bytes: Buffer) {
 			// database mode: the binary_data table, one row per file of the execution.
 			expect(

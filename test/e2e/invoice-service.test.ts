@@ -176,13 +176,18 @@ describe.each(N8N_VERSIONS)('Invoice Service node in a real n8n %s', (version) =
 		expect(storedCustomer).toMatchObject({ companyName: 'Analytical Engines Ltd' });
 	});
 
-	test('the PDF arrives as binary "data" (application/pdf, inv_<n>.pdf, %PDF bytes) and the e-mail is sent', () => {
+	// n8n 2.x keeps binary data on the filesystem by default (<user folder>/.n8n/storage, the folder n8n 3
+	// keeps); 1.x keeps it in memory (inline base64), a mode n8n 3 removes.
+	test('the PDF arrives as binary "data" (application/pdf, inv_<n>.pdf), stored byte for byte as the service serves it, and the e-mail is sent', async () => {
 		const r = batch.results.e2eInvoicePdf;
 		const [item] = nodeOutput(r.run, 'Create invoice');
 		const invoiceId = item.json.invoice_id as string;
 		const ref = item.binary?.data;
 		expect(ref).toMatchObject({ mimeType: 'application/pdf', fileName: `${invoiceId}.pdf` });
+		expect(ref?.id ?? 'inline').toMatch(version.startsWith('1.') ? /^inline$/ : /^filesystem-v2:/);
 		const bytes = readBinary(home, ref!);
+		const served = await fetch(item.json.download_url as string);
+		expect(bytes.equals(Buffer.from(await served.arrayBuffer()))).toBe(true);
 		expect(bytes.subarray(0, 5).toString('latin1')).toBe('%PDF-');
 		expect(bytes.length).toBeGreaterThan(500);
 		const eml = path.join(outbox, `${invoiceId}.eml`);

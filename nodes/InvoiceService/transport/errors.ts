@@ -220,12 +220,51 @@ export function networkFailure(
 	};
 }
 
-/** A request that got no (whole) HTTP answer. A GET is safe to send again whatever broke; a POST may not be. */
+/** The errors n8n's SSRF protection throws (`@n8n/backend-network`, n8n 2.x) when it refuses an address. */
+const SSRF_REFUSALS = new Set(['SsrfBlockedIpError', 'SsrfBlockedHostnameError']);
+
+/**
+ * A request n8n itself refused to make because its SSRF protection blocks the address: nothing reached that
+ * address, so this is neither a network fault nor an unknown outcome, and sending it again would only be
+ * refused again. Recognised by the error's class name along the cause chain (n8n wraps it in a NodeApiError
+ * for authenticated requests); an n8n without the protection never throws it.
+ */
+function ssrfRefusal(error: unknown, call: CallContext): Failure | undefined {
+	type Link = { name?: unknown; ip?: unknown; hostname?: unknown; cause?: unknown };
+	const chain: Link[] = [];
+	for (let current = error; typeof current === 'object' && current !== null && chain.length < 6; ) {
+		chain.push(current as Link);
+		current = (current as Link).cause;
+	}
+	// A wrapper may carry n8n's class name without the error's fields (axios copies the name only).
+	if (!chain.some(({ name }) => typeof name === 'string' && SSRF_REFUSALS.has(name)))
+		return undefined;
+	const field = (key: 'ip' | 'hostname') =>
+		chain.map((link) => link[key]).find((value): value is string => typeof value === 'string');
+	const host = field('hostname') ?? safeHost(call.url, 'hostname');
+	const address = field('ip');
+	const target = address && address !== host ? `${host} (${address})` : host;
+	const range = address
+		? ` or N8N_SSRF_ALLOWED_IP_RANGES=${address}/${address.includes(':') ? 128 : 32}`
+		: '';
+	return {
+		retryable: false,
+		message: `n8n's SSRF protection refused the address ${target}: nothing was sent to ${call.endpoint}`,
+		description: `n8n blocks requests to this address (N8N_SSRF_PROTECTION_ENABLED is on and the address is in N8N_SSRF_BLOCKED_IP_RANGES or N8N_SSRF_BLOCKED_HOSTNAMES). If it should be reachable, the n8n administrator allows it with N8N_SSRF_ALLOWED_HOSTNAMES=${host}${range}, then run this item again.`,
+	};
+}
+
+/**
+ * A request that got no (whole) HTTP answer. A GET is safe to send again whatever broke; a POST may not be.
+ * One that n8n's SSRF protection refused was never sent, and is not sent again either.
+ */
 export function noAnswerFailure(
 	error: unknown,
 	call: CallContext,
 	{ safeToRepeat }: { safeToRepeat: boolean },
 ): Failure {
+	const refused = ssrfRefusal(error, call);
+	if (refused) return refused;
 	const message = error instanceof Error ? error.message : String(error);
 	const failure = networkFailure(findErrorCode(error), message, call);
 	return safeToRepeat ? { ...failure, retryable: true } : failure;
@@ -300,9 +339,10 @@ export function keyRefusedEarlier(): Failure {
 	};
 }
 
-function safeHost(url: string): string {
+/** The URL's host (with its port) or hostname, or the URL itself when it does not parse. */
+function safeHost(url: string, part: 'host' | 'hostname' = 'host'): string {
 	try {
-		return new URL(url).host;
+		return new URL(url)[part];
 	} catch {
 		return url;
 	}
