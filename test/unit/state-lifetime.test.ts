@@ -10,7 +10,7 @@ import {
 } from '../../nodes/InvoiceService/actions/runRecord';
 import { serviceIdentity, servicePace } from '../../nodes/InvoiceService/transport/pace';
 
-// The state the node keeps beyond one call, and how it is released (shared/style.md: "State that outlives one call").
+// The state the node keeps beyond one call, and how it is released (docs/how-it-works.md: "State kept beyond one call").
 
 setFlagsFromString('--expose-gc');
 const collectGarbage = runInNewContext('gc') as () => void;

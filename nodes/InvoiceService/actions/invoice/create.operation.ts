@@ -191,7 +191,7 @@ const properties: INodeProperties[] = [
 
 const displayOptions = { show: { resource: ['invoice'], operation: ['create'] } };
 
-/** The spec does not name the e-mail switch; this is the field we send (documented in the README). */
+/** The spec does not name the e-mail switch; this is the field we send (documented in docs/reference.md). */
 const SEND_EMAIL_FIELD = 'send_email';
 
 export const description = updateDisplayOptions(displayOptions, properties);
