@@ -568,9 +568,7 @@ describe.each(N8N_VERSIONS)(
 			const credential = await saveCredential(main!, 'Invoice Service (sandbox)', sandbox!);
 			const lines: LinesSetup = {
 				sandbox: sandbox!,
-				workflowId: (
-					await publishWorkflows(main!, VERSION, [linesWorkflow(credential, LINES_PATH)])
-				)[0],
+				workflowId: (await publishWorkflows(main!, [linesWorkflow(credential, LINES_PATH)]))[0],
 				path: LINES_PATH,
 				customerId: await serviceCustomer(sandbox!, 'queue.lines@example.com'),
 			};

@@ -69,13 +69,12 @@ export async function saveCredential(
 type Workflow = { nodes: Array<{ type: string; parameters: Record<string, unknown> }> };
 
 /**
- * Saves workflows and publishes them as the editor does (2.x `POST /workflows/:id/activate` with the version to
- * publish; 1.x `PATCH /workflows/:id` with `active: true`), then waits until every Webhook node's production URL
+ * Saves workflows and publishes them as the editor does (`POST /workflows/:id/activate` with the version to
+ * publish, in 1.123 and 2.x alike), then waits until every Webhook node's production URL
  * answers (2.x registers them some seconds after publishing, all together). Returns the workflows' ids.
  */
 export async function publishWorkflows(
 	server: N8nServer,
-	version: string,
 	workflows: Workflow[],
 ): Promise<string[]> {
 	const ids: string[] = [];
@@ -85,16 +84,9 @@ export async function publishWorkflows(
 			settings: { executionOrder: 'v1' },
 			...workflow,
 		})) as { id: string; versionId: string };
-		if (Number(version.split('.')[0]) >= 2) {
-			await mustRest(server, 'POST', `/workflows/${saved.id}/activate`, {
-				versionId: saved.versionId,
-			});
-		} else {
-			await mustRest(server, 'PATCH', `/workflows/${saved.id}`, {
-				active: true,
-				versionId: saved.versionId,
-			});
-		}
+		await mustRest(server, 'POST', `/workflows/${saved.id}/activate`, {
+			versionId: saved.versionId,
+		});
 		ids.push(saved.id);
 	}
 	for (const { type, parameters } of workflows.flatMap((workflow) => workflow.nodes)) {
@@ -164,23 +156,17 @@ export async function executionsStartedBy(
 
 /**
  * The executions list's Retry button: "Retry with original workflow" (`loadWorkflow: false`) or "with currently
- * saved workflow" (true). n8n answers once the retry has finished; returns the new execution.
+ * saved workflow" (true). n8n answers once the retry has finished, with the new execution's id.
  */
 export async function retryExecution(
 	server: N8nServer,
 	id: string,
 	loadWorkflow: boolean,
 ): Promise<SavedExecution> {
-	await mustRest(server, 'POST', `/executions/${id}/retry`, { loadWorkflow });
-	const filter = encodeURIComponent(JSON.stringify({ retryOf: id }));
-	for (const deadline = Date.now() + 60_000; ; await sleep(250)) {
-		const list = (await mustRest(server, 'GET', `/executions?filter=${filter}`)) as {
-			results: Array<{ id: string }>;
-		};
-		const newest = list.results.map((execution) => Number(execution.id)).sort((a, b) => b - a)[0];
-		if (newest !== undefined) return await finishedExecution(server, String(newest));
-		if (Date.now() > deadline) throw new Error(`no execution retrying ${id} found`);
-	}
+	const answer = (await mustRest(server, 'POST', `/executions/${id}/retry`, { loadWorkflow })) as {
+		id: string;
+	};
+	return await finishedExecution(server, String(answer.id));
 }
 
 /** Posts JSON to a production webhook of the server; returns the HTTP status. */
