@@ -17,6 +17,7 @@ import {
 	createN8nHome,
 	ensureN8nInstalled,
 	nodeOutput,
+	nodesThatRan,
 	packPackage,
 	removeHome,
 	startN8nServer,
@@ -210,7 +211,9 @@ describe.each(N8N_VERSIONS)('Exactly once across executions in a real n8n %s', (
 			sandbox.configure({ latencyMs: 0 });
 		}
 		const invoices = invoicesFor(sandbox, `Event ${eventId}`).length;
-		log(`event delivered twice at once: ${invoices} invoice(s)`);
+		// What each execution did, should the check below fail: [id, status, items per output, the nodes that ran].
+		const seen = executions.map((e) => [e.id, e.status, outputsOf(e), nodesThatRan(e.run)]);
+		log(`event delivered twice at once: ${invoices} invoice(s); ${JSON.stringify(seen)}`);
 		expect(invoices).toBe(1);
 		expect(executions.map((execution) => execution.status)).toEqual(['success', 'success']);
 		// One execution created it, the other found its key taken.

@@ -288,5 +288,7 @@ export function expectRetryCompleted(
 	expect(retried).toMatchObject({ status: 'success', mode: 'retry', retryOf: failed.id });
 	expect(invoiceOutputs(sandbox, retried)).toEqual(expectedOutputs(sandbox, batch));
 	const returned = before.filter((count) => count === 1).length;
-	expect(hintsOf(retried, INVOICE)).toMatch(new RegExp(`\\b${returned} item`));
+	expect(hintsOf(retried, INVOICE)).toContain(
+		`${returned} item(s) were created in an earlier try of this node (Retry On Fail or Retry of the failed execution)`,
+	);
 }
