@@ -115,8 +115,12 @@ export async function finishedExecution(
 	for (const deadline = Date.now() + timeoutMs; ; await sleep(250)) {
 		const r = await server.rest('GET', `/executions/${id}`);
 		const saved = r.body as Partial<SavedExecution> & { data?: unknown };
-		if (r.status === 200 && saved.status && FINISHED.has(saved.status)) {
-			const data = typeof saved.data === 'string' ? unflatten(saved.data) : saved.data;
+		const data = typeof saved.data === 'string' ? unflatten(saved.data) : saved.data;
+		// n8n 1.123 on SQLite writes the status and the run data in two statements: a reader in between sees the
+		// final status with the data saved at the start (no node has run). The final data names its last node.
+		const complete =
+			(data as RunData['data'] | undefined)?.resultData?.lastNodeExecuted !== undefined;
+		if (r.status === 200 && saved.status && FINISHED.has(saved.status) && complete) {
 			return {
 				id: String(saved.id ?? id),
 				status: saved.status,
