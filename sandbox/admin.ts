@@ -9,6 +9,8 @@ export interface SandboxControl {
 	config(): unknown;
 	/** Throws an Error naming the problem when the patch is not valid. */
 	configure(patch: unknown): unknown;
+	/** Throws an Error naming the problem when the rule is not valid. */
+	faultOnce(rule: unknown): void;
 	reset(): void;
 }
 
@@ -24,15 +26,26 @@ function parsePatch(raw: Buffer): { ok: true; patch: unknown } | { ok: false; me
 	}
 }
 
-function configure(control: SandboxControl, raw: Buffer): AdminAnswer {
-	const parsed = parsePatch(raw);
-	if (!parsed.ok) return { status: 400, body: { status: 'error', message: parsed.message } };
-	try {
-		return { status: 200, body: { status: 'ok', config: control.configure(parsed.patch) } };
-	} catch (err) {
-		return { status: 400, body: { status: 'error', message: (err as Error).message } };
-	}
+/** A POST whose JSON body `apply` takes: 200 with what it returns, or 400 naming the problem. */
+function withJsonBody(
+	apply: (control: SandboxControl, body: unknown) => Record<string, unknown>,
+): (control: SandboxControl, raw: Buffer) => AdminAnswer {
+	return (control, raw) => {
+		const parsed = parsePatch(raw);
+		if (!parsed.ok) return { status: 400, body: { status: 'error', message: parsed.message } };
+		try {
+			return { status: 200, body: { status: 'ok', ...apply(control, parsed.patch) } };
+		} catch (err) {
+			return { status: 400, body: { status: 'error', message: (err as Error).message } };
+		}
+	};
 }
+
+const configure = withJsonBody((control, patch) => ({ config: control.configure(patch) }));
+const faultOnce = withJsonBody((control, rule) => {
+	control.faultOnce(rule);
+	return {};
+});
 
 /** `METHOD path` → the answer. */
 const ADMIN_ROUTES = new Map<string, (control: SandboxControl, raw: Buffer) => AdminAnswer>([
@@ -40,6 +53,7 @@ const ADMIN_ROUTES = new Map<string, (control: SandboxControl, raw: Buffer) => A
 	['GET /__admin/records', (control) => ({ status: 200, body: control.records() })],
 	['GET /__admin/config', (control) => ({ status: 200, body: control.config() })],
 	['POST /__admin/config', configure],
+	['POST /__admin/fault-once', faultOnce],
 	[
 		'POST /__admin/reset',
 		(control) => {
@@ -67,6 +81,6 @@ export async function handleAdmin(
 		writeWhole(res, jsonAnswer(status, body));
 		return;
 	}
-	const message = `Unknown admin route ${route}; try GET /__admin/stats, GET /__admin/records, GET|POST /__admin/config, POST /__admin/reset`;
+	const message = `Unknown admin route ${route}; try GET /__admin/stats, GET /__admin/records, GET|POST /__admin/config, POST /__admin/fault-once, POST /__admin/reset`;
 	writeWhole(res, jsonAnswer(404, { status: 'error', message }));
 }

@@ -1,6 +1,14 @@
 // The fault plan: which fault a create-* request gets and how long each answer waits (seeded draws, so a
-// seed replays the same sequence), and the token bucket of the rate limit.
-import { FAULT_KINDS, type FaultKind, type RateLimit, type SandboxOptions } from './options';
+// seed replays the same sequence; a fault armed for one chosen request overrides its draw), and the token
+// bucket of the rate limit.
+import {
+	FAULT_KINDS,
+	type FaultKind,
+	type OneShotFault,
+	type OneShotRule,
+	type RateLimit,
+	type SandboxOptions,
+} from './options';
 
 /** mulberry32: a tiny deterministic PRNG; Math.random when no seed is given. */
 export function createRng(seed?: number): () => number {
@@ -34,6 +42,8 @@ export class FaultPlan {
 	private tokensCountedAt = 0;
 	/** Create-* requests that used a key since revokeKeysAfter was set (or the last reset). */
 	private keyUses = 0;
+	/** Faults armed for one chosen request each (`faultOnce`), oldest first. */
+	private oneShots: OneShotRule[] = [];
 
 	constructor(private readonly options: () => SandboxOptions) {
 		this.restart();
@@ -44,6 +54,19 @@ export class FaultPlan {
 		this.reseed();
 		this.refillBucket();
 		this.keyUses = 0;
+		this.oneShots = [];
+	}
+
+	/** Arms a fault for the next create-* request whose body contains the rule's text. */
+	armOnce(rule: OneShotRule): void {
+		this.oneShots.push(rule);
+	}
+
+	/** The armed fault this request's body matches (disarmed: it fires once), or undefined. */
+	takeOnce(body: string): OneShotFault | undefined {
+		const index = this.oneShots.findIndex((rule) => body.includes(rule.bodyContains));
+		if (index < 0) return undefined;
+		return this.oneShots.splice(index, 1)[0].fault;
 	}
 
 	/** After a configuration change: a new seed restarts the draws, a new rate limit starts full. */

@@ -54,7 +54,7 @@ export class Operations {
 		res: http.ServerResponse,
 	): Promise<void> {
 		// Draw first, so the fault and jitter sequences depend only on the order of create-* requests.
-		const { fault, latencyMs } = this.context.plan.drawForCreate();
+		const { fault: drawn, latencyMs } = this.context.plan.drawForCreate();
 		const faults = this.context.counters.current.faults;
 		const raw = await readBody(req).catch((err: unknown) =>
 			err instanceof HttpError ? err : Promise.reject(err),
@@ -63,6 +63,8 @@ export class Operations {
 			this.context.responder.error(res, raw.status, raw.message, { Connection: 'close' });
 			return;
 		}
+		// A fault armed for this very request (faultOnce) replaces the drawn one; the draw is spent all the same.
+		const fault = this.context.plan.takeOnce(raw.toString('utf8')) ?? drawn;
 		if (!this.tokenTaken(res)) return;
 		if (fault === 'resetBefore') {
 			faults.resetBefore++;
@@ -74,6 +76,12 @@ export class Operations {
 			faults.http500++;
 			const message = 'Internal server error (injected fault; nothing was processed)';
 			this.context.responder.json(res, 500, { status: 'error', message });
+			return;
+		}
+		if (fault === 'refuse') {
+			faults.refused++;
+			const message = 'Refused (injected one-shot fault; nothing was processed)';
+			this.context.responder.error(res, 400, message);
 			return;
 		}
 		if (fault === 'html502') {

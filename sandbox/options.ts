@@ -22,6 +22,27 @@ export const FAULT_KINDS: FaultKind[] = [
 	'trickle',
 ];
 
+/**
+ * A fault for one chosen request (`Sandbox.faultOnce`): any fault kind, or `refuse`, a 400 that processes nothing
+ * (a failure the client knows for certain did not create anything).
+ */
+export type OneShotFault = FaultKind | 'refuse';
+
+/** The next create-* request whose raw body contains `bodyContains` gets `fault` instead of its drawn one. */
+export interface OneShotRule {
+	bodyContains: string;
+	fault: OneShotFault;
+}
+
+export function checkOneShotRule(rule: unknown): OneShotRule {
+	const { bodyContains, fault } = (rule ?? {}) as Partial<OneShotRule>;
+	if (typeof bodyContains !== 'string' || bodyContains === '')
+		throw new Error('bodyContains must be a non-empty string');
+	if (fault !== 'refuse' && !FAULT_KINDS.includes(fault as FaultKind))
+		throw new Error(`unknown fault ${String(fault)} (known: refuse, ${FAULT_KINDS.join(', ')})`);
+	return { bodyContains, fault: fault as OneShotFault };
+}
+
 /** What every GET of a PDF does while set: see sandbox/README.md. */
 export type PdfFault = 'trickle' | 'oversized' | 'endless';
 export const PDF_FAULTS: PdfFault[] = ['trickle', 'oversized', 'endless'];

@@ -7,7 +7,9 @@ import { InvoiceFiles } from './files';
 import { Operations } from './operations';
 import {
 	applyPatch,
+	checkOneShotRule,
 	resolveOptions,
+	type OneShotRule,
 	type RuntimeConfigPatch,
 	type SandboxOptions,
 	type SandboxStartOptions,
@@ -30,6 +32,8 @@ export {
 	resolveOptions,
 	type FaultKind,
 	type FaultRates,
+	type OneShotFault,
+	type OneShotRule,
 	type PdfFault,
 	type RuntimeConfigPatch,
 	type SandboxOptions,
@@ -54,11 +58,17 @@ export interface Sandbox {
 	config(): SandboxOptions;
 	/** Everything stored (same as GET /__admin/records). */
 	records(): StoredRecords;
+	/**
+	 * Arms a fault for one request: the next create-* request whose raw body contains `bodyContains` gets `fault`
+	 * instead of its drawn one, once (same as POST /__admin/fault-once). Throws on an invalid rule.
+	 */
+	faultOnce(rule: OneShotRule): void;
 }
 
 /** The calls the Sandbox object and the admin API share (configure takes any JSON there). */
 type SandboxCalls = Pick<Sandbox, 'stats' | 'records' | 'config' | 'reset'> & {
 	configure(patch: unknown): SandboxOptions;
+	faultOnce(rule: unknown): void;
 };
 
 export async function startSandbox(options: SandboxStartOptions = {}): Promise<Sandbox> {
@@ -87,6 +97,7 @@ export async function startSandbox(options: SandboxStartOptions = {}): Promise<S
 			plan.optionsChanged(previous);
 			return control.config();
 		},
+		faultOnce: (rule: unknown) => plan.armOnce(checkOneShotRule(rule)),
 		reset: () => {
 			store.clear();
 			counters.reset();

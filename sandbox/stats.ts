@@ -10,7 +10,11 @@ export interface SandboxStats {
 	invoicesByCustomer: Record<string, number>;
 	authHeadersSeenAtPdfHost: string[];
 	// Extras beyond the contract:
-	faults: Record<FaultKind, number> & { rateLimited: number };
+	faults: Record<FaultKind, number> & {
+		rateLimited: number;
+		/** One-shot `refuse` faults answered (400, nothing processed). */
+		refused: number;
+	};
 	duplicateEmailRejections: number;
 	invoiceAmountMismatches: number;
 	emailsWritten: number;
@@ -42,6 +46,7 @@ function emptyStats(): SandboxStats {
 			slow: 0,
 			trickle: 0,
 			rateLimited: 0,
+			refused: 0,
 		},
 		duplicateEmailRejections: 0,
 		invoiceAmountMismatches: 0,

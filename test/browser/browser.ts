@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 
-import { REPO_ROOT } from '../../tools/n8n';
+import { N8N_OWNER, REPO_ROOT } from '../../tools/n8n';
 
 /** Debian's Chromium; INVOICE_SERVICE_CHROMIUM points at another Chromium/Chrome binary (then nothing is installed). */
 export const CHROMIUM = process.env.INVOICE_SERVICE_CHROMIUM ?? '/usr/bin/chromium';
@@ -21,7 +21,7 @@ export const SCREENSHOT_DIR = path.resolve(
 );
 export const VIEWPORT = { width: 1440, height: 900 };
 
-export const OWNER = { email: 'owner@example.com', password: 'E2e-owner-pw-1' };
+export const OWNER = N8N_OWNER;
 
 /** Installs Debian's chromium when /usr/bin/chromium is missing (quiet and quick when it is there). */
 export function ensureChromium(): void {

@@ -2,7 +2,8 @@
 // started by test/support), an n8n main (`n8n start`, EXECUTIONS_MODE=queue) that receives the production
 // webhook and enqueues the execution, and two `n8n worker` processes that run them. Each process has its own
 // user folder, as on its own machine: they share only the database, Redis and the encryption key (and each has
-// the community package installed). The workflow creates a customer and an invoice with its PDF.
+// the community package installed). The workflow creates a customer and an invoice with its PDF. A third one
+// (test/support/exactly-once.ts) fails at one line of 12, and the executions list's Retry creates nothing twice.
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -32,6 +33,15 @@ import {
 	type N8nServer,
 	type ProcessHandle,
 } from '../../tools/n8n';
+import {
+	expectRetryCompleted,
+	failedBatch,
+	linesWorkflow,
+	retryBatch,
+	serviceCustomer,
+	type LinesSetup,
+} from '../support/exactly-once';
+import { publishWorkflows, saveCredential } from '../support/executions';
 import { postgresBinDir, startPostgres, type Postgres } from '../support/postgres';
 import { redisCommand, redisServerBin, startRedis, type RedisServer } from '../support/redis';
 
@@ -44,6 +54,8 @@ const CREDENTIAL = { id: 'credQueueSandbox', name: 'Invoice Service (sandbox)' }
 const WEBHOOK_PATH = 'new-customer';
 /** The same flow, answering with the PDF itself (made on a worker, kept in n8n's binary data store). */
 const PDF_WEBHOOK_PATH = 'new-customer-pdf';
+/** The exactly-once batch of 12 invoice lines (test/support/exactly-once.ts). */
+const LINES_PATH = 'exactly-once-lines';
 
 // ---------------------------------------------------------------------------------------------------------
 // The workflow
@@ -189,6 +201,8 @@ describe.each(N8N_VERSIONS)(
 		const workers: ProcessHandle[] = [];
 		let queueEnv: NodeJS.ProcessEnv = {};
 		let webhookCalls = 0;
+		/** Executions retried from the executions list (each one more job). */
+		let retries = 0;
 		const timings: Record<string, number> = {};
 
 		const postWebhook = async (body: Record<string, unknown>, webhookPath = WEBHOOK_PATH) => {
@@ -551,9 +565,40 @@ describe.each(N8N_VERSIONS)(
 			).toBe(`${invoiceId}.pdf|application/pdf|${bytes.length}|${md5(bytes)}`);
 		}
 
-		test('every run went through Redis: the Bull job counter counts every webhook call', async () => {
-			expect(webhookCalls).toBe(3 + BURST);
-			expect(await redisCommand(redis!.port, 'GET', 'bull:jobs:id')).toBe(String(webhookCalls));
+		test('Retry of an execution stopped at line 7 of 12 (a refusal), run by a worker: each line invoiced once, item i names line i', async () => {
+			// Published through the main's REST API (no CLI boot): the workers read it from PostgreSQL.
+			const t = Date.now();
+			await main!.setupOwner();
+			const credential = await saveCredential(main!, 'Invoice Service (sandbox)', sandbox!);
+			const lines: LinesSetup = {
+				sandbox: sandbox!,
+				workflowId: (await publishWorkflows(main!, [linesWorkflow(credential, LINES_PATH)]))[0],
+				path: LINES_PATH,
+				customerId: await serviceCustomer(sandbox!, 'queue.lines@example.com'),
+			};
+			const batch = `queue-${VERSION}`;
+			const failed = await failedBatch(main!, lines, batch, 'refuse');
+			webhookCalls++;
+			expect(failed.status).toBe('error');
+			const result = await retryBatch(main!, sandbox!, batch, failed, false);
+			retries++;
+			timings.retry = Date.now() - t;
+			console.log(
+				`[queue e2e ${VERSION}] ${batch}: invoices per line after the failure ${result.before}, after the retry ${result.after}`,
+			);
+			expectRetryCompleted(sandbox!, batch, failed, result);
+			// Both ran on a worker: the retry is a job in the queue like any execution.
+			for (const id of [failed.id, result.retried.id]) {
+				await waitUntilFinished(id);
+				expect(workersThatRan(id)).toHaveLength(1);
+			}
+		});
+
+		test('every run went through Redis: the Bull job counter counts every webhook call and retry', async () => {
+			expect(webhookCalls).toBe(4 + BURST);
+			expect(await redisCommand(redis!.port, 'GET', 'bull:jobs:id')).toBe(
+				String(webhookCalls + retries),
+			);
 		});
 	},
 );

@@ -224,6 +224,57 @@ describe('faults', () => {
 	});
 });
 
+describe('a fault for one chosen request (faultOnce)', () => {
+	let sb: Sandbox;
+	beforeEach(async () => {
+		sb = await startSandbox();
+	});
+	afterEach(async () => {
+		await sb.close();
+	});
+
+	const create = (n: number) =>
+		call(`${sb.baseUrl}/create-customer`, { key: sb.apiKey, body: customer(n) });
+
+	it('refuse: the matching request gets a 400 and nothing is created, once; other requests are untouched', async () => {
+		sb.faultOnce({ bodyContains: 'ada2@', fault: 'refuse' });
+		expect((await create(1)).status).toBe(200);
+		const refused = await create(2);
+		expect(refused.status).toBe(400);
+		expect(refused.json).toEqual({ status: 'error', message: expect.stringMatching(/^Refused/) });
+		expect(sb.stats().customersByEmail['ada2@example.com']).toBeUndefined();
+		// Fired once: the same request now goes through.
+		expect((await create(2)).status).toBe(200);
+		expect(sb.stats().faults.refused).toBe(1);
+		expect(sb.stats().customers).toBe(2);
+	});
+
+	it('any fault kind, each rule once, in the order armed; resetAfter creates the record and cuts the answer', async () => {
+		sb.faultOnce({ bodyContains: 'ada1@', fault: 'http500' });
+		sb.faultOnce({ bodyContains: 'ada1@', fault: 'resetAfter' });
+		expect((await create(1)).status).toBe(500);
+		await expect(create(1)).rejects.toThrow();
+		expect((await create(1)).status).toBe(409);
+		expect(sb.stats().faults).toMatchObject({ http500: 1, resetAfter: 1 });
+		expect(sb.stats().customers).toBe(1);
+	});
+
+	it('POST /__admin/fault-once arms the same; an invalid rule is refused; reset disarms', async () => {
+		const admin = (rule: unknown) =>
+			call(`${sb.rootUrl}/__admin/fault-once`, { method: 'POST', body: rule });
+		expect((await admin({ bodyContains: 'ada3@', fault: 'refuse' })).status).toBe(200);
+		expect((await admin({ bodyContains: 'ada3@', fault: 'explode' })).json).toEqual({
+			status: 'error',
+			message: expect.stringContaining('unknown fault explode'),
+		});
+		expect(() => sb.faultOnce({ bodyContains: '', fault: 'refuse' })).toThrow(/bodyContains/);
+		expect((await create(3)).status).toBe(400);
+		sb.faultOnce({ bodyContains: 'ada4@', fault: 'refuse' });
+		sb.reset();
+		expect((await create(4)).status).toBe(200);
+	});
+});
+
 describe('latency', () => {
 	it('waits latency ± jitter and tracks concurrency', async () => {
 		const sb = await startSandbox({ latencyMs: 80, jitterMs: 20, seed: 7 });

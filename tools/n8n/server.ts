@@ -14,11 +14,15 @@ export interface N8nServer {
 	rest(method: string, route: string, body?: unknown): Promise<{ status: number; body: unknown }>;
 	/** Creates the instance owner and keeps its session cookie for `rest`. */
 	setupOwner(): Promise<void>;
+	/** Signs in as the owner `setupOwner` created (e.g. after a restart on the same user folder). */
+	login(): Promise<void>;
 	output(): string;
 	stop(): Promise<void>;
 }
 
 const BROWSER_ID = 'n8n-nodes-invoice-service-e2e';
+/** The instance owner of every test server (a throw-away local instance); the browser test signs in as it. */
+export const N8N_OWNER = { email: 'owner@example.com', password: 'E2e-owner-pw-1' };
 
 /** Starts `n8n start` for a home on a free loopback port and waits until its REST API answers. */
 export async function startN8nServer(
@@ -93,13 +97,21 @@ export async function startN8nServer(
 		stop,
 		async setupOwner() {
 			const r = await rest('POST', '/owner/setup', {
-				email: 'owner@example.com',
+				...N8N_OWNER,
 				firstName: 'E2E',
 				lastName: 'Owner',
-				password: 'E2e-owner-pw-1',
 			});
 			if (r.status !== 200 || !cookie) {
 				throw new Error(`owner setup failed: HTTP ${r.status} ${JSON.stringify(r.body)}`);
+			}
+		},
+		async login() {
+			const r = await rest('POST', '/login', {
+				emailOrLdapLoginId: N8N_OWNER.email,
+				password: N8N_OWNER.password,
+			});
+			if (r.status !== 200 || !cookie) {
+				throw new Error(`login failed: HTTP ${r.status} ${JSON.stringify(r.body)}`);
 			}
 		},
 	};
