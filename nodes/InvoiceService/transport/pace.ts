@@ -64,6 +64,8 @@ export interface Turn {
 	at: number;
 	/** Its number among the requests let go for this service. */
 	seq: number;
+	/** Whether it waited in the queue (a pause or the pace held it), not let go at once. */
+	queued: boolean;
 }
 
 interface ServiceState {
@@ -94,7 +96,8 @@ export class ServicePace {
 	/** Waits for this request's turn in the service's queue; returns when it may start. */
 	async turn(service: string): Promise<Turn> {
 		const state = this.state(service);
-		if (state.queue.length === 0 && this.dueAt(state) <= Date.now()) return this.letGo(state);
+		if (state.queue.length === 0 && this.dueAt(state) <= Date.now())
+			return this.letGo(state, false);
 		const turn = new Promise<Turn>((resolve) => state.queue.push(resolve));
 		if (!state.releasing) void this.release(state);
 		return await turn;
@@ -178,7 +181,7 @@ export class ServicePace {
 			: state.pausedUntil;
 	}
 
-	private letGo(state: ServiceState): Turn {
+	private letGo(state: ServiceState, queued: boolean): Turn {
 		const now = Date.now();
 		if (state.ratePerSecond > 0) {
 			state.nextSlot = Math.max(state.nextSlot, now - CATCH_UP_MS) + 1000 / state.ratePerSecond;
@@ -191,7 +194,7 @@ export class ServicePace {
 			state.recentStarts.splice(0, firstKept === -1 ? state.recentStarts.length : firstKept);
 		}
 		state.lastUsed = now;
-		return { at: now, seq: state.nextSeq++ };
+		return { at: now, seq: state.nextSeq++, queued };
 	}
 
 	/**
@@ -204,7 +207,7 @@ export class ServicePace {
 			while (state.queue.length > 0) {
 				const wait = this.dueAt(state) - Date.now();
 				if (wait > 0) await sleep(wait);
-				else state.queue.shift()!(this.letGo(state));
+				else state.queue.shift()!(this.letGo(state, true));
 			}
 		} finally {
 			state.releasing = false;

@@ -230,7 +230,8 @@ export class ServiceClient {
 			if (this.keyRefused) throw this.notSentKeyRefused(itemIndex, finalize);
 			const queuedAt = Date.now();
 			const turn = serviceCall ? await servicePace.turn(this.service) : undefined;
-			if (turn && turn.at > queuedAt) this.log.heldBack(turn.at - queuedAt);
+			// Only a request that waited in the queue was held back: one let go at once may still see the clock tick.
+			if (turn?.queued) this.log.heldBack(turn.at - queuedAt);
 			// The key may have been refused to another item while this one waited for its turn.
 			if (this.keyRefused) throw this.notSentKeyRefused(itemIndex, finalize);
 			const outcome = await attempt();
