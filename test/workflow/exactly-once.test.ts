@@ -370,6 +370,22 @@ describe('Idempotency Key: the same event in another execution is not sent again
 		expect(received.get(1)).toBeUndefined();
 	});
 
+	it('claims that arrive together share one write of the store, and each key is still checked', async () => {
+		const { created } = service();
+		const run = await runInvoiceService(
+			withKey({ items: people(10), nodeId, options: { concurrency: 10 } }),
+		);
+		expect(idsOf(run.outputs[0])).toHaveLength(10);
+		expect([...created.values()].every((count) => count === 1)).toBe(true);
+		// Fewer writes than claims: the ones that came while a write was under way went together in the next.
+		expect(deduplicator.checks).toBeLessThan(10);
+		const again = await runInvoiceService(
+			withKey({ items: people(10), nodeId, options: { concurrency: 10 } }),
+		);
+		expect(again.outputs[1]).toHaveLength(10);
+		expect(again.outputs[0]).toEqual([]);
+	});
+
 	it('History Size: beyond it the oldest keys are forgotten', async () => {
 		const { created } = service();
 		await runInvoiceService(withKey({ items: people(3), nodeId, options: { historySize: 2 } }));

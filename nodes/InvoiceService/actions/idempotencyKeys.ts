@@ -12,8 +12,10 @@ import { numberOption, type NumberOption, readNumberOption } from './common.desc
  * so a re-delivered event is still created then; it is kept when the outcome is unknown.
  *
  * The store's check-then-write is not atomic (read the row, write it back whole), so inside one n8n process
- * every claim and release for one node is serialised, and a claim of a key still in flight waits for that
- * item's outcome. Between queue-mode workers the store's own read-write window remains (see the README).
+ * one writer per node does every claim and release, one write at a time (those that arrive during a write go
+ * together in the next: a burst of events costs the database a few writes, not one per item), and a claim of a
+ * key still in flight waits for that item's outcome. Between queue-mode workers the store's own read-write
+ * window remains (see the README).
  */
 
 export const idempotencyKeyOption: INodeProperties = {
@@ -42,8 +44,97 @@ export interface Claim {
 	release(): Promise<void>;
 }
 
-/** Claims and releases in this process, per node (workflow id + node id): one at a time. */
-const storeTurns = new Map<string, Promise<unknown>>();
+type StoreHelpers = Pick<
+	IExecuteFunctions['helpers'],
+	'checkProcessedAndRecord' | 'removeProcessed'
+>;
+
+interface Waiting<T> {
+	key: string;
+	resolve(value: T): void;
+	reject(error: unknown): void;
+}
+
+/**
+ * The one writer of a node's row in this process. Claims and releases queue here; each write takes all that
+ * queued while the previous one ran (releases first, then claims), so no two writes of this process overlap.
+ */
+class RowWriter {
+	private readonly claims: Array<Waiting<boolean>> = [];
+	private readonly releases: Array<Waiting<void>> = [];
+	private writing = false;
+
+	constructor(
+		private readonly scope: string,
+		private readonly helpers: StoreHelpers,
+		private readonly historySize: number,
+	) {}
+
+	/** Whether the key is new (and now recorded). */
+	async claim(key: string): Promise<boolean> {
+		return await new Promise<boolean>((resolve, reject) => {
+			this.claims.push({ key, resolve, reject });
+			void this.write();
+		});
+	}
+
+	async release(key: string): Promise<void> {
+		return await new Promise<void>((resolve, reject) => {
+			this.releases.push({ key, resolve, reject });
+			void this.write();
+		});
+	}
+
+	private async write(): Promise<void> {
+		if (this.writing) return;
+		this.writing = true;
+		try {
+			while (this.claims.length > 0 || this.releases.length > 0) {
+				await settle(this.releases.splice(0), async (keys) => {
+					await this.helpers.removeProcessed(keys, 'node', { mode: 'entries' });
+					return keys.map(() => undefined);
+				});
+				await settle(this.claims.splice(0), async (keys) => {
+					const fresh = new Set((await this.checkAndRecord(keys)).map(String));
+					return keys.map((key) => fresh.has(key));
+				});
+			}
+		} finally {
+			this.writing = false;
+			if (writers.get(this.scope) === this) writers.delete(this.scope);
+		}
+	}
+
+	/**
+	 * The keys that are new (and now recorded). The first write of a node's row is an insert, and two processes
+	 * inserting at once collide on its primary key: the loser finds the row on its second try.
+	 */
+	private async checkAndRecord(keys: string[]) {
+		const check = async () =>
+			await this.helpers.checkProcessedAndRecord(keys, 'node', {
+				mode: 'entries',
+				maxEntries: this.historySize,
+			});
+		return (await check().catch(check)).new;
+	}
+}
+
+/** Answers everybody waiting with one store call's results, or with its error. */
+async function settle<T>(
+	waiting: Array<Waiting<T>>,
+	call: (keys: string[]) => Promise<T[]>,
+): Promise<void> {
+	if (waiting.length === 0) return;
+	try {
+		const results = await call(waiting.map(({ key }) => key));
+		waiting.forEach(({ resolve }, index) => resolve(results[index]));
+	} catch (error) {
+		for (const { reject } of waiting) reject(error);
+	}
+}
+
+/** Each node's writer in this process (workflow id + node id), while it has work. */
+const writers = new Map<string, RowWriter>();
 /** Keys whose item is in flight in this process: a second claim waits for the first item's outcome. */
 const inFlight = new Map<string, Promise<void>>();
 
@@ -92,7 +183,7 @@ export class IdempotencyKeys {
 		};
 		let isNew: boolean;
 		try {
-			isNew = await this.inTurn(async () => await this.checkAndRecord(key));
+			isNew = await this.writer().claim(key);
 		} catch (error) {
 			done();
 			throw new NodeOperationError(
@@ -109,10 +200,7 @@ export class IdempotencyKeys {
 			keep: async () => done(),
 			release: async () => {
 				try {
-					await this.inTurn(
-						async () =>
-							await this.context.helpers.removeProcessed([key], 'node', { mode: 'entries' }),
-					);
+					await this.writer().release(key);
 				} finally {
 					done();
 				}
@@ -120,31 +208,14 @@ export class IdempotencyKeys {
 		};
 	}
 
-	/**
-	 * Whether the key is new (and now recorded). The first write of a node's row is an insert, and two processes
-	 * inserting at once collide on its primary key: the loser finds the row on its second try.
-	 */
-	private async checkAndRecord(key: string): Promise<boolean> {
-		const check = async () =>
-			await this.context.helpers.checkProcessedAndRecord([key], 'node', {
-				mode: 'entries',
-				maxEntries: this.historySize,
-			});
-		const found = await check().catch(check);
-		return found.new.length === 1;
-	}
-
-	/** Runs one read-modify-write of this node's row in the store after the previous one in this process. */
-	private async inTurn<T>(work: () => Promise<T>): Promise<T> {
-		const previous = storeTurns.get(this.scope) ?? Promise.resolve();
-		const turn = previous.then(work);
-		const tail = turn.catch(() => undefined);
-		storeTurns.set(this.scope, tail);
-		try {
-			return await turn;
-		} finally {
-			if (storeTurns.get(this.scope) === tail) storeTurns.delete(this.scope);
+	/** This node's writer in this process (a new one when the last has finished its work). */
+	private writer(): RowWriter {
+		let writer = writers.get(this.scope);
+		if (!writer) {
+			writer = new RowWriter(this.scope, this.context.helpers, this.historySize);
+			writers.set(this.scope, writer);
 		}
+		return writer;
 	}
 }
 
