@@ -61,6 +61,24 @@ function expectErrorsNamedHonestly(
 	}
 }
 
+/**
+ * The records beyond the successes are requests the service carried out without the node getting the answer:
+ * every resetAfter and slow one, and on a busy machine a normal one cut by the time-out too (each named "Outcome
+ * unknown", checked item by item) — never fewer, and never more than the resets after sending and the time-outs.
+ */
+function expectExtraRecords(
+	records: number,
+	successes: number,
+	errors: Map<number, unknown>,
+	stats: ReturnType<Sandbox['stats']>,
+): void {
+	const timeouts = [...errors.values()].filter(
+		(item) => errorKind(String(itemError(item as never)?.message)) === 'timeout',
+	).length;
+	expect(records - successes).toBeGreaterThanOrEqual(stats.faults.resetAfter + stats.faults.slow);
+	expect(records - successes).toBeLessThanOrEqual(stats.faults.resetAfter + timeouts);
+}
+
 describe('fault suite: create customer', () => {
 	it('2,000 items, ~10 % faults of every kind, Continue (regular output): every item exactly once, no phantom or duplicate records', async () => {
 		const inputs = customers(2000, 'regular');
@@ -115,7 +133,8 @@ describe('fault suite: create customer', () => {
 		expect(Object.keys(kinds).filter((k) => k.startsWith('other'))).toEqual([]);
 		expect(kinds.http500).toBe(stats.faults.http500);
 		expect(kinds.html502).toBe(stats.faults.html502);
-		expect(kinds.timeout).toBe(stats.faults.slow);
+		// Every slow answer is a time-out; on a busy machine a normal answer may be late too.
+		expect(kinds.timeout).toBeGreaterThanOrEqual(stats.faults.slow);
 		expect(kinds.reset).toBe(stats.faults.resetBefore + stats.faults.resetAfter);
 
 		// the service: at most one record per input e-mail; every success exists there with its e-mail;
@@ -145,8 +164,7 @@ describe('fault suite: create customer', () => {
 				}
 			}
 		});
-		// resetAfter and slow requests were carried out: exactly those are the extra records
-		expect(records.length).toBe(successes.size + stats.faults.resetAfter + stats.faults.slow);
+		expectExtraRecords(records.length, successes.size, errors, stats);
 
 		console.log(
 			`[faults] 2,000 customers, Continue (regular): ${successes.size} ok, ${errors.size} errors ${JSON.stringify(kinds)} in ${ms} ms; ${faultSummary(sandbox)}`,
@@ -188,9 +206,7 @@ describe('fault suite: create customer', () => {
 		}
 		expectErrorsNamedHonestly(errors, (i) => byEmail.has(inputs[i].email));
 		expect(stats.requests.total).toBe(inputs.length);
-		expect(sandbox.records().customers.length).toBe(
-			successes.size + stats.faults.resetAfter + stats.faults.slow,
-		);
+		expectExtraRecords(sandbox.records().customers.length, successes.size, errors, stats);
 	});
 
 	it('stop on error: the error lists the items already created, with ids that exist in the service', async () => {
@@ -305,7 +321,7 @@ describe('fault suite: create invoice', () => {
 		const stats = sandbox.stats();
 		// one create-invoice request per item: nothing that might have been processed was sent twice
 		expect(stats.requests.byPath['/api/1.1/wf/create-invoice']).toBe(inputs.length);
-		expect(invoices.length).toBe(successes.size + stats.faults.resetAfter + stats.faults.slow);
+		expectExtraRecords(invoices.length, successes.size, errors, stats);
 		expect(errors.size).toBeGreaterThan(30);
 	});
 });
