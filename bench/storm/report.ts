@@ -21,6 +21,7 @@ import {
 	type StormPlan,
 } from './plan';
 import { PRODUCTION_LIMIT } from './s1';
+import { redeliverySection } from './report-redelivery';
 import { HTTP_RETRY } from './workflows';
 
 /** Where the storms' section of results.md starts; `npm run bench` keeps everything from here on. */
@@ -35,22 +36,22 @@ const SERIES: ChartSeries[] = [
 	{ name: 'bound', color: '#5aa05a' },
 ];
 
-type Runs = StormMeasured[];
-const med = (runs: Runs, value: (m: StormMeasured) => number) => median(runs.map(value));
-const sec = (ms: number) => fmt(ms / 1000, 1);
-const pct = (part: number, whole: number) => `${fmt((part / whole) * 100, 1)} %`;
-const loads = (runs: Runs) =>
+export type Runs = StormMeasured[];
+export const med = (runs: Runs, value: (m: StormMeasured) => number) => median(runs.map(value));
+export const sec = (ms: number) => fmt(ms / 1000, 1);
+export const pct = (part: number, whole: number) => `${fmt((part / whole) * 100, 1)} %`;
+export const loads = (runs: Runs) =>
 	runs.map((m) => `${fmt(m.load[0], 1)}→${fmt(m.load[1], 1)}`).join(', ');
 /** Every run created every event's customer and invoice exactly once. */
 const allOnce = (runs: Runs) =>
 	runs.every((m) => m.exactlyOnce === m.spec.events && m.duplicates === 0);
 const share429 = (m: StormMeasured) => m.rateLimited / m.createRequests;
 /** The rate limit's bound: the creates needed (2 per event) ÷ the rate. */
-const rateBoundS = (events: number) => (2 * events) / STORM_RATE.perSecond;
+export const rateBoundS = (events: number) => (2 * events) / STORM_RATE.perSecond;
 /** Events with an invoice per second, from the first event sent to the last invoice. */
 const throughput = (m: StormMeasured) => (m.spec.events - m.lost) / (m.lastInvoiceMs / 1000);
 /** CPU busy of a process over the storm (first event sent → last answer), in cores. */
-const busy = (m: StormMeasured, name: string) => m.cpuS[name] / (m.wallMs / 1000);
+export const busy = (m: StormMeasured, name: string) => m.cpuS[name] / (m.wallMs / 1000);
 
 function outcome(runs: Runs): string[] {
 	return [
@@ -110,6 +111,7 @@ class StormReport {
 		this.s1();
 		this.sizes();
 		this.s2();
+		this.lines.push(...redeliverySection(this.measured));
 		return `${this.lines.join('\n')}\n`;
 	}
 

@@ -2,7 +2,7 @@
 // each `runs` times, interleaved, and ours with the limit off (what n8n itself takes); then ours at other sizes
 // (how CPU per event grows). S1 capped: ours again, n8n running at most 10 executions at once.
 import { startSandbox, type Sandbox } from '../../sandbox/server';
-import { measureStorm, type StormMeasured, type StormSpec } from './measure';
+import { measureStorm, type Delivery, type StormMeasured, type StormSpec } from './measure';
 import {
 	LOADGEN_CONCURRENCY,
 	PACE_FORGOTTEN_MS,
@@ -18,7 +18,11 @@ const LABELS: Record<StormKind, string> = {
 	ours: 'Invoice Service (defaults)',
 	http: 'HTTP Request 4.2, Retry On Fail 5 × 1 s',
 	noop: 'floor: Webhook → respond',
+	keyed: 'Invoice Service, Idempotency Key on both nodes',
 };
+
+/** The kinds that send through ours, i.e. through the pace this n8n shares. */
+const paced = (kind: StormKind) => kind === 'ours' || kind === 'keyed';
 
 /** n8n's cap on production executions run at once, for the capped variant (n8n's default: no cap). */
 export const PRODUCTION_LIMIT = 10;
@@ -27,12 +31,18 @@ export const PRODUCTION_LIMIT = 10;
  * One `n8n start` with the given workflows and environment, the sandbox limiting creates, and `runs` of
  * storms against it; ours' runs start at least PACE_FORGOTTEN_MS apart, so the shared pace starts fresh.
  */
-async function withServer(
+export async function withServer(
 	tarball: string,
 	kinds: StormKind[],
 	env: NodeJS.ProcessEnv,
 	body: (
-		run: (group: string, kind: StormKind, events: number, repeat: number) => Promise<void>,
+		run: (
+			group: string,
+			kind: StormKind,
+			events: number,
+			repeat: number,
+			deliveries?: Delivery[],
+		) => Promise<void>,
 		sandbox: Sandbox,
 	) => Promise<void>,
 ): Promise<StormMeasured[]> {
@@ -40,8 +50,14 @@ async function withServer(
 	const server = await stormServer(sandbox, tarball, kinds, env);
 	const measured: StormMeasured[] = [];
 	let oursEnded = 0;
-	const run = async (group: string, kind: StormKind, events: number, repeat: number) => {
-		if (kind === 'ours') {
+	const run = async (
+		group: string,
+		kind: StormKind,
+		events: number,
+		repeat: number,
+		deliveries?: Delivery[],
+	) => {
+		if (paced(kind)) {
 			const wait = oursEnded + PACE_FORGOTTEN_MS - Date.now();
 			if (wait > 0) await new Promise((r) => setTimeout(r, wait));
 		}
@@ -55,9 +71,10 @@ async function withServer(
 			concurrency: LOADGEN_CONCURRENCY,
 			repeat,
 			processes: { n8n: server.pid },
+			deliveries,
 		};
 		measured.push(await measureStorm(sandbox, spec));
-		if (kind === 'ours') oursEnded = Date.now();
+		if (paced(kind)) oursEnded = Date.now();
 	};
 	try {
 		await body(run, sandbox);

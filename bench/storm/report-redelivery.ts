@@ -1,0 +1,133 @@
+// The re-delivery part of the storms' section (redelivery.ts): duplicates and lost events with the Idempotency
+// Key and without it, in one n8n and in queue mode; what the key costs in CPU per event and time (P3, P1).
+import { fmt } from '../measure';
+import { table, verdict } from '../report';
+import type { StormMeasured } from './measure';
+import { S1_EVENTS, S1_WITHIN_MS, S2_LATENCY_MS, STORM_RATE, WORKER_CONCURRENCY } from './plan';
+import { REDELIVERED_SHARE, REDELIVERY_DELAY_MS, REDELIVERY_GROUPS } from './redelivery';
+import { busy, loads, med, rateBoundS, sec, type Runs } from './report';
+
+const KEY = "`{{ $('Webhook').item.json.body.eventId }}`";
+const each = (runs: Runs, value: (m: StormMeasured) => number) => runs.map(value).join(', ');
+const cpu = (runs: Runs) => med(runs, (m) => m.cpuPerEventMs);
+const lastInvoice = (runs: Runs) => med(runs, (m) => m.lastInvoiceMs);
+/** No event with a second invoice (or customer), none without an invoice, in every run. */
+const clean = (runs: Runs) => runs.every((m) => m.duplicates === 0 && m.lost === 0);
+
+export function redeliverySection(measured: StormMeasured[]): string[] {
+	const runs = (group: string, kind: string) =>
+		measured.filter((m) => m.spec.group === group && m.spec.kind === kind);
+	return [
+		...redelivered(runs),
+		...cost(runs(REDELIVERY_GROUPS.cost, 'ours'), runs(REDELIVERY_GROUPS.cost, 'keyed')),
+	];
+}
+
+function redelivered(runs: (group: string, kind: string) => Runs): string[] {
+	const setups = [
+		{ group: REDELIVERY_GROUPS.one, label: 'one n8n, 20 creates/s' },
+		{ group: REDELIVERY_GROUPS.queue, label: `queue mode, 2 workers × ${WORKER_CONCURRENCY}` },
+	];
+	const rows: string[][] = [];
+	const goals: string[] = [];
+	for (const { group, label } of setups) {
+		for (const [kind, key] of [
+			['keyed', 'on'],
+			['ours', 'off'],
+		] as const) {
+			const found = runs(group, kind);
+			if (!found.length) continue;
+			rows.push([
+				label,
+				key,
+				String(found[0].spec.deliveries?.length ?? found[0].spec.events),
+				each(found, (m) => m.duplicatedEvents),
+				each(found, (m) => m.duplicates),
+				each(found, (m) => m.lost),
+				each(found, (m) => m.answeredAlreadyCreated),
+				fmt(
+					med(found, (m) => m.createRequests),
+					0,
+				),
+				sec(lastInvoice(found)),
+				fmt(cpu(found), 0),
+				loads(found),
+			]);
+			if (kind === 'keyed') goals.push(`${label}: ${verdict(clean(found))}`);
+		}
+	}
+	if (!rows.length) return [];
+	const again = Math.round(REDELIVERED_SHARE * S1_EVENTS);
+	return [
+		`### Re-delivery: ${S1_EVENTS} events, ${again} of them delivered a second time 0–${REDELIVERY_DELAY_MS / 1000} s after the first`,
+		'',
+		`S1's storm (${S1_EVENTS} events within ${S1_WITHIN_MS / 1000} s), and for ${fmt(REDELIVERED_SHARE * 100, 0)} % of the events, picked at random (seeded, a new draw each run, the same for key on and off), the same POST again ${REDELIVERY_DELAY_MS / 1000} s or less after the first (uniform): ${S1_EVENTS + again} POSTs, as a sender that retries on a slow answer does. Key on: Options → Idempotency Key ${KEY} on Customer → Create and on Invoice → Create, each node's "Already Created" output answered by a second Respond to Webhook. Key off: the S1 workflow. One n8n: S1's (SQLite, the service limiting creates to ${STORM_RATE.perSecond}/s). Queue mode: S2's set-up with 2 workers (PostgreSQL, Redis, the service answering after ${S2_LATENCY_MS} ms, no limit). **Events with > 1 invoice** are the duplicates the customer sees; **extra records** counts every customer and invoice beyond an event's first; **lost** = events without an invoice. CPU per event = the n8n processes' CPU ÷ ${S1_EVENTS} events (the second deliveries included).`,
+		'',
+		...table(
+			[
+				'setup',
+				'key',
+				'POSTs',
+				'events with > 1 invoice (each run)',
+				'extra records (each run)',
+				'lost (each run)',
+				'answered "already created" (each run)',
+				'create requests',
+				'last invoice (s)',
+				'CPU per event (ms)',
+				'load (each run)',
+			],
+			rows,
+		),
+		'',
+		`Goal: with the key, 0 duplicates and 0 lost in every run: ${goals.join('; ')}.`,
+		'',
+	];
+}
+
+function cost(off: Runs, on: Runs): string[] {
+	if (!off.length || !on.length) return [];
+	const bound = rateBoundS(S1_EVENTS);
+	const row = (runs: Runs, label: string) => [
+		label,
+		`${med(runs, (m) => m.exactlyOnce)} / ${S1_EVENTS}`,
+		each(runs, (m) => m.lost),
+		sec(lastInvoice(runs)),
+		fmt(lastInvoice(runs) / 1000 / bound),
+		`${sec(med(runs, (m) => m.p50Ms))} / ${sec(med(runs, (m) => m.p95Ms))}`,
+		each(runs, (m) => Math.round(m.cpuPerEventMs)),
+		fmt(cpu(runs), 0),
+		fmt(med(runs, (m) => busy(m, 'n8n'))),
+		loads(runs),
+	];
+	const cpuRatio = cpu(on) / cpu(off);
+	const timeRatio = lastInvoice(on) / lastInvoice(off);
+	const pairs = on.map((m, i) => off[i] && fmt(m.cpuPerEventMs / off[i].cpuPerEventMs)).join(', ');
+	return [
+		`### What the key costs: S1's storm, each event once, with the key and without`,
+		'',
+		`The same n8n, the same ${S1_EVENTS} events within ${S1_WITHIN_MS / 1000} s, the service limiting creates to ${STORM_RATE.perSecond}/s; the two workflows alternate (the order swapped each run). With the key each event's two creates first claim their key in n8n's processed-data store (SQLite here) and the store keeps it. CPU per event is this bench's per-item CPU (one item per execution): the P3 comparison; the last invoice is the storm's time (the bound is the service's limit): the P1 comparison.`,
+		'',
+		...table(
+			[
+				'variant',
+				'exactly once',
+				'lost (each run)',
+				'last invoice (s)',
+				'÷ bound',
+				'p50 / p95 latency (s)',
+				'CPU per event, each run (ms)',
+				'CPU per event (ms)',
+				'n8n CPU busy (cores)',
+				'load (each run)',
+			],
+			[
+				row(off, 'Invoice Service, no key'),
+				row(on, 'Invoice Service, Idempotency Key on both nodes'),
+			],
+		),
+		'',
+		`Goals: CPU per event, key on ÷ off ≤ 1.1 (P3): **${fmt(cpuRatio)}** ${verdict(cpuRatio <= 1.1)} (each run's pair: ${pairs}); time to the last invoice, key on ÷ off ≤ 1.1 (P1): **${fmt(timeRatio)}** ${verdict(timeRatio <= 1.1)}.`,
+		'',
+	];
+}
