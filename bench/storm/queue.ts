@@ -17,7 +17,7 @@ import { startPostgres } from '../../test/support/postgres';
 import { redisServerBin, startRedis } from '../../test/support/redis';
 import { log } from '../measure';
 import { STORM_VERSION, WORKER_CONCURRENCY } from './plan';
-import { stormServer } from './server';
+import { stormServer, type StormServer } from './server';
 import type { StormKind } from './workflows';
 
 export interface QueueMode {
@@ -49,7 +49,7 @@ export async function withQueueMode(
 	const redis = await startRedis(redisServerBin());
 	const workers: ProcessHandle[] = [];
 	const workerHomes: N8nHome[] = [];
-	let main: Awaited<ReturnType<typeof stormServer>> | undefined;
+	let main: StormServer | undefined;
 	try {
 		const env = {
 			EXECUTIONS_MODE: 'queue',

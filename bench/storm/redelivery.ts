@@ -1,7 +1,12 @@
 // The re-delivery storm (issue 22): S1's storm in which a share of the events is delivered a second time soon
 // after the first, as webhook senders do on a slow answer; with the Idempotency Key on both nodes, and without it
 // (what a repeated event does then); in one n8n (S1's service, limited to 20/s) and in queue mode with 2 workers
-// (S2's set-up). And what the key costs: S1's storm, each event once, with the key and without.
+// (S2's set-up). And what the key costs: S1's storm, each event once, with the key and without, and with the
+// key's store full (History Size's default number of keys).
+import { createHash } from 'node:crypto';
+import * as path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+
 import { createRng } from '../../sandbox/server';
 import type { Delivery, StormMeasured } from './measure';
 import { S1_EVENTS, S1_WITHIN_MS, S2_LATENCY_MS, type StormPlan } from './plan';
@@ -18,7 +23,11 @@ export const REDELIVERY_GROUPS = {
 	one: 'Re-delivery, one n8n',
 	queue: 'Re-delivery, queue mode 2 workers',
 	cost: 'Key cost',
+	full: 'Key cost, store full',
 };
+
+/** The node's default History Size: how many keys each node's row in the store holds at most. */
+export const HISTORY_SIZE = 10_000;
 
 /**
  * S1's schedule (the events evenly over S1_WITHIN_MS) and, for a seeded random REDELIVERED_SHARE of them, a
@@ -51,13 +60,44 @@ export function runRedelivery(plan: StormPlan, tarball: string): Promise<StormMe
 	});
 }
 
-/** S1's storm, each event once: ours without the key and with it, interleaved, `runs` times. */
+/**
+ * n8n's processed-data store keeps one row per node (a JSON list of MD5 hashes) and reads and writes it whole
+ * for every key: sets each row the keyed workflow has made to `keys` keys of earlier events. HISTORY_SIZE is
+ * the state a workflow reaches after 10,000 events (later keys push the oldest out: it stays full); 0, a
+ * fresh start.
+ */
+function setKeyStore(n8nDir: string, keys: number): void {
+	const hashes = Array.from({ length: keys }, (_, i) =>
+		createHash('md5').update(`earlier event ${i}`).digest('base64'),
+	);
+	const db = new DatabaseSync(path.join(n8nDir, 'database.sqlite'));
+	try {
+		// Only the keyed workflow's two nodes use the store in this n8n.
+		const { changes } = db
+			.prepare('UPDATE processed_data SET value = ?')
+			.run(JSON.stringify({ mode: 'entries', data: hashes }));
+		// Before the first keyed storm there are no rows yet: a fresh start too.
+		if (keys && Number(changes) !== 2) throw new Error(`expected 2 rows of keys, found ${changes}`);
+	} finally {
+		db.close();
+	}
+}
+
+/**
+ * S1's storm, each event once: ours without the key and with it, interleaved, `runs` times; then, each run,
+ * with the key and each node's store full.
+ */
 export function runKeyCost(plan: StormPlan, tarball: string): Promise<StormMeasured[]> {
-	return withServer(tarball, ['ours', 'keyed'], {}, async (run) => {
+	return withServer(tarball, ['ours', 'keyed'], {}, async (run, _sandbox, server) => {
 		for (let repeat = 1; repeat <= plan.runs; repeat++) {
 			// Each pair in the other order than the one before, so that neither always runs on a warmer n8n.
 			const kinds = repeat % 2 ? (['ours', 'keyed'] as const) : (['keyed', 'ours'] as const);
-			for (const kind of kinds) await run(REDELIVERY_GROUPS.cost, kind, S1_EVENTS, repeat);
+			for (const kind of kinds) {
+				if (kind === 'keyed') setKeyStore(server.n8nDir, 0);
+				await run(REDELIVERY_GROUPS.cost, kind, S1_EVENTS, repeat);
+			}
+			setKeyStore(server.n8nDir, HISTORY_SIZE);
+			await run(REDELIVERY_GROUPS.full, 'keyed', S1_EVENTS, repeat);
 		}
 	});
 }

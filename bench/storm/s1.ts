@@ -11,7 +11,7 @@ import {
 	STORM_RATE,
 	type StormPlan,
 } from './plan';
-import { stormServer } from './server';
+import { stormServer, type StormServer } from './server';
 import type { StormKind } from './workflows';
 
 const LABELS: Record<StormKind, string> = {
@@ -44,6 +44,7 @@ export async function withServer(
 			deliveries?: Delivery[],
 		) => Promise<void>,
 		sandbox: Sandbox,
+		server: StormServer,
 	) => Promise<void>,
 ): Promise<StormMeasured[]> {
 	const sandbox = await startSandbox({ rateLimit: STORM_RATE, seed: 17 });
@@ -77,7 +78,7 @@ export async function withServer(
 		if (paced(kind)) oursEnded = Date.now();
 	};
 	try {
-		await body(run, sandbox);
+		await body(run, sandbox, server);
 	} finally {
 		await server.stop();
 		await sandbox.close();
