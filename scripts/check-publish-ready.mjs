@@ -104,7 +104,7 @@ if (problems.length > 0) {
 		[
 			`Not ready to publish: ${file} still holds placeholders. Set these to the project's real values:`,
 			...problems.map((problem) => `  - ${problem}`),
-			'See "Releasing" in the README.',
+			'See "Releasing" in docs/development.md.',
 		].join('\n'),
 	);
 	process.exit(1);

@@ -92,7 +92,7 @@ console.log(
 );
 if (behind) {
 	console.log(
-		'\nTo move: put the newer version in tools/n8n/versions.json, `npm run n8n:install`, `npm test`, and update the README table of first-run times.',
+		'\nTo move: put the newer version in tools/n8n/versions.json, `npm run n8n:install`, `npm test`, and update the table of first-run times in docs/development.md.',
 	);
 }
 process.exit(behind ? 1 : 0);

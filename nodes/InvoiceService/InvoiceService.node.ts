@@ -7,6 +7,7 @@ import type {
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import * as customer from './actions/customer';
+import { configuredOutputs } from './actions/idempotencyKeys';
 import * as invoice from './actions/invoice';
 import { router } from './actions/router';
 import {
@@ -29,7 +30,8 @@ export class InvoiceService implements INodeType {
 		defaults: { name: 'Invoice Service' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
-		outputs: [NodeConnectionTypes.Main],
+		// A second output, Already Created, while an Idempotency Key is set (see actions/idempotencyKeys.ts).
+		outputs: `={{(${configuredOutputs})($parameter)}}`,
 		credentials: [{ name: 'invoiceServiceApi', required: true }],
 		properties: [
 			{

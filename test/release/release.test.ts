@@ -7,6 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { REPO_ROOT, packPackage } from '../../tools/n8n';
+import { headingAnchors } from '../support/docs';
 
 const CHECK = path.join(REPO_ROOT, 'scripts', 'check-publish-ready.mjs');
 const packageJson = () =>
@@ -233,21 +234,7 @@ describe("n8n's community package scanner on the packed tarball", () => {
 });
 
 describe('documentation links lead to the README sections they describe', () => {
-	/** The anchors npm and GitHub give README headings: lower case, punctuation dropped, spaces as "-". */
-	const anchors = new Map(
-		fs
-			.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8')
-			.split('\n')
-			.filter((line) => /^#{1,4} /.test(line))
-			.map((line) => {
-				const heading = line.replace(/^#+ /, '').trim();
-				const anchor = heading
-					.toLowerCase()
-					.replace(/[^\p{L}\p{N} _-]/gu, '')
-					.replace(/ /g, '-');
-				return [anchor, heading] as const;
-			}),
-	);
+	const anchors = headingAnchors(fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8'));
 	const headingOf = (url: string) => {
 		const parsed = new URL(url);
 		expect(parsed.origin + parsed.pathname).toBe(

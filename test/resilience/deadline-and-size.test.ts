@@ -2,7 +2,7 @@
 // endless faults over real loopback sockets: a trickled answer is cut at Timeout with its socket closed (the
 // sandbox counts the aborted response and no open connection), a create cut that way is never sent again, and
 // an oversized or endless PDF is refused at Max PDF Size while the node's memory stays far below the file.
-// The figures printed (time to abort, peak memory growth) are the ones in the README; they are not asserted
+// The figures printed (time to abort, peak memory growth) are the ones in docs/reference.md; they are not asserted
 // tightly, only against bounds no working node comes near.
 import { sleep } from 'n8n-workflow';
 

@@ -21,6 +21,8 @@ export interface InvoiceServiceRun {
 	executeOnce?: boolean;
 	/** Run as the AI tool variant n8n generates (`…invoiceServiceTool`). */
 	asTool?: boolean;
+	/** The same node id in several runs: the same node of one workflow (its Idempotency Keys). */
+	nodeId?: string;
 }
 
 /** Runs the Invoice Service node inside a real n8n-core workflow, after a source node that emits `items`. */
@@ -36,6 +38,7 @@ export async function runInvoiceService(run: InvoiceServiceRun): Promise<RunResu
 		maxTries: run.maxTries,
 		waitBetweenTries: run.waitBetweenTries,
 		executeOnce: run.executeOnce,
+		nodeId: run.nodeId,
 		...(run.asTool ? { nodeTypeName: 'n8n-nodes-invoice-service.invoiceServiceTool' } : {}),
 	});
 }

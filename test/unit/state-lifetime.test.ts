@@ -3,10 +3,14 @@ import { runInNewContext } from 'node:vm';
 
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { EarlierTries } from '../../nodes/InvoiceService/actions/earlierTries';
+import {
+	fingerprintOf,
+	RECORD_PROPERTY,
+	RunRecord,
+} from '../../nodes/InvoiceService/actions/runRecord';
 import { serviceIdentity, servicePace } from '../../nodes/InvoiceService/transport/pace';
 
-// The state the node keeps beyond one call, and how it is released (shared/style.md: "State that outlives one call").
+// The state the node keeps beyond one call, and how it is released (docs/how-it-works.md: "State kept beyond one call").
 
 setFlagsFromString('--expose-gc');
 const collectGarbage = runInNewContext('gc') as () => void;
@@ -20,51 +24,77 @@ const settle = async () => {
 const contextFor = (
 	executeData: object | undefined,
 	type = 'n8n-nodes-invoice-service.invoiceService',
-	retryOnFail = true,
 ) =>
 	({
 		getExecuteData: () => executeData,
-		getNode: () => ({ type, retryOnFail }),
+		getNode: () => ({ type }),
 	}) as unknown as IExecuteFunctions;
 
-describe('the memory of earlier tries (Retry On Fail)', () => {
-	it('is shared by the tries of one node run, and by nothing else', () => {
-		const inputs: INodeExecutionData[] = [{ json: { n: 0 } }, { json: { n: 1 } }];
+describe('the record of a node run (Retry On Fail, a retried execution)', () => {
+	it('is shared by the runs of one node run, and by nothing else', () => {
 		const run = {};
-		EarlierTries.of(contextFor(run), inputs).remember(0, { output: { json: { id: 'cust_1' } } });
+		RunRecord.of(contextFor(run)).created(0, 'fp0', { id: 'cust_1' });
 
-		expect(EarlierTries.of(contextFor(run), inputs).recall(0)).toEqual({
-			output: { json: { id: 'cust_1' } },
-		});
-		expect(EarlierTries.of(contextFor(run), inputs).recall(1)).toBeUndefined();
+		expect(RunRecord.of(contextFor(run)).recall(0, 'fp0')).toEqual({ created: { id: 'cust_1' } });
+		expect(RunRecord.of(contextFor(run)).recall(1, 'fp0')).toBeUndefined();
+		// The same item with another request (a retry "with current workflow" after an edit) is sent.
+		expect(RunRecord.of(contextFor(run)).recall(0, 'fp-edited')).toBeUndefined();
 		// Another node run (another execution or run index) has another execute data object.
-		expect(EarlierTries.of(contextFor({}), inputs).recall(0)).toBeUndefined();
-		// The same input item given to another run: not remembered there.
-		expect(EarlierTries.of(contextFor({}), [inputs[0]]).recall(0)).toBeUndefined();
+		expect(RunRecord.of(contextFor({})).recall(0, 'fp0')).toBeUndefined();
 		// A tool call never recalls: each call is a new question, whatever execute data n8n hands it.
 		const tool = contextFor(run, 'n8n-nodes-invoice-service.invoiceServiceTool');
-		expect(EarlierTries.of(tool, inputs).recall(0)).toBeUndefined();
-		// Without Retry On Fail no try follows: nothing is kept.
-		const once = contextFor({}, undefined, false);
-		EarlierTries.of(once, inputs).remember(0, { output: { json: { id: 'cust_2' } } });
-		expect(EarlierTries.of(contextFor(once.getExecuteData()), inputs).recall(0)).toBeUndefined();
+		expect(RunRecord.of(tool).recall(0, 'fp0')).toBeUndefined();
+		// No execute data (a context without it): nothing kept, nothing recalled.
+		RunRecord.of(contextFor(undefined)).created(0, 'fp0', { id: 'cust_2' });
+		expect(RunRecord.of(contextFor(undefined)).recall(0, 'fp0')).toBeUndefined();
+	});
+
+	it('survives the execution being saved and loaded again, as JSON, without its in-memory outputs', () => {
+		const run = {};
+		const record = RunRecord.of(contextFor(run));
+		record.created(0, 'fp0', { invoice_id: 'inv_1' });
+		record.returned(0, { json: { invoice_id: 'inv_1' }, binary: { data: {} as never } });
+		record.unknown(1, 'fp1', { message: 'Outcome unknown', httpCode: '500' });
+		const saved = JSON.parse(JSON.stringify(run)) as object;
+		expect(JSON.stringify(saved)).not.toContain('binary');
+		const loaded = RunRecord.of(contextFor(saved));
+		expect(loaded.recall(0, 'fp0')).toEqual({ created: { invoice_id: 'inv_1' } });
+		expect(loaded.recall(1, 'fp1')).toEqual({
+			unknown: { message: 'Outcome unknown', httpCode: '500' },
+		});
+		// In the same process the output itself (with its binary) comes back.
+		expect(RunRecord.of(contextFor(run)).recall(0, 'fp0')).toMatchObject({
+			output: { binary: { data: {} } },
+		});
+	});
+
+	it('keeps a created item created when its PDF then fails', () => {
+		const run = {};
+		const record = RunRecord.of(contextFor(run));
+		record.created(0, 'fp0', { invoice_id: 'inv_1' });
+		record.unknown(0, 'fp0', { message: 'The invoice inv_1 was created, but its PDF ...' });
+		expect(record.recall(0, 'fp0')).toEqual({ created: { invoice_id: 'inv_1' } });
+	});
+
+	it('ignores what it does not recognise as its own record', () => {
+		const run = { [RECORD_PROPERTY]: { version: 99, items: { 0: { fingerprint: 'fp0' } } } };
+		expect(RunRecord.of(contextFor(run)).recall(0, 'fp0')).toBeUndefined();
 	});
 
 	it('is forgotten at once after a run with nothing failed', () => {
-		const inputs: INodeExecutionData[] = [{ json: {} }];
 		const run = {};
-		const memory = EarlierTries.of(contextFor(run), inputs);
-		memory.remember(0, { output: { json: { id: 'cust_1' } } });
-		memory.forget();
-		expect(EarlierTries.of(contextFor(run), inputs).recall(0)).toBeUndefined();
+		const record = RunRecord.of(contextFor(run));
+		record.created(0, 'fp0', { id: 'cust_1' });
+		record.forget();
+		expect(run).toEqual({});
+		expect(RunRecord.of(contextFor(run)).recall(0, 'fp0')).toBeUndefined();
 	});
 
-	it('is released with the execution: once n8n drops the execute data, what was remembered is collected', async () => {
-		const inputs: INodeExecutionData[] = [{ json: {} }];
+	it('is released with the execution: once n8n drops the execute data, the outputs kept in memory are collected', async () => {
 		let run: object | undefined = {};
 		let output: INodeExecutionData | undefined = { json: { id: 'cust_1', big: 'x'.repeat(1e6) } };
 		const remembered = new WeakRef(output);
-		EarlierTries.of(contextFor(run), inputs).remember(0, { output });
+		RunRecord.of(contextFor(run)).returned(0, output);
 		output = undefined;
 		await settle();
 		expect(remembered.deref()).toBeDefined();
@@ -73,14 +103,15 @@ describe('the memory of earlier tries (Retry On Fail)', () => {
 		expect(remembered.deref()).toBeUndefined();
 	});
 
-	it('gives an error back with the description it was first thrown with', () => {
-		const inputs: INodeExecutionData[] = [{ json: {} }];
-		const run = {};
-		const error = Object.assign(new Error('Outcome unknown'), { description: 'first words' });
-		EarlierTries.of(contextFor(run), inputs).remember(0, { error });
-		error.description = 'first words\n\nAlready created in this run: ...';
-		const recalled = EarlierTries.of(contextFor(run), inputs).recall(0);
-		expect(recalled && 'error' in recalled && recalled.error.description).toBe('first words');
+	it('fingerprints the operation and the request body, never anything else', () => {
+		const body = { email: 'ada@example.com' };
+		expect(fingerprintOf('customer/create', body)).toBe(
+			fingerprintOf('customer/create', { ...body }),
+		);
+		expect(fingerprintOf('customer/create', body)).not.toBe(
+			fingerprintOf('customer/create', { email: 'bob@example.com' }),
+		);
+		expect(fingerprintOf('customer/create', body)).not.toContain('ada');
 	});
 });
 

@@ -1,5 +1,5 @@
 // The bad-input corpus (issue 9): odd and wrong values for every field, run through the real node inside n8n's
-// WorkflowExecute with HTTP intercepted by nock. Each input is either accepted by a rule the README states (and
+// WorkflowExecute with HTTP intercepted by nock. Each input is either accepted by a rule docs/reference.md states (and
 // the test asserts the exact body sent) or refused with a message naming the field and the item (and the test
 // asserts that nothing was sent for that item).
 //

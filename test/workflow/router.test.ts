@@ -18,10 +18,10 @@ function recordCustomerCreate() {
 			events.push(`prepare ${itemIndex}`);
 			return original.prepare.call(this, itemIndex);
 		},
-		async send(prepared, itemIndex, client) {
+		async create(prepared, itemIndex, client) {
 			events.push(`send ${itemIndex}`);
 			try {
-				return await original.send.call(this, prepared, itemIndex, client);
+				return await original.create.call(this, prepared, itemIndex, client);
 			} finally {
 				events.push(`done ${itemIndex}`);
 			}

@@ -7,11 +7,17 @@ import type {
 
 import type { ServiceClient } from '../transport/request';
 
+/** What `prepare` hands to `send`: at least the request body (its fingerprint identifies the request). */
+export interface Prepared {
+	body: IDataObject;
+}
+
 /**
  * What an operation file exports. Its resource's index lists it in `operations`, and the router runs it from
  * there: the router does the item loop, so an operation only handles one item, in two steps. `prepare` is the
  * CPU work (n8n evaluates parameters synchronously); the router does it for the next items while earlier ones
- * are in flight, so a free worker can `send` at once.
+ * are in flight, so a free worker can `create` at once. `outputOf` then turns the created record into the
+ * output item; a retried run that finds the record already created calls only that.
  */
 export interface Operation {
 	/** How the Operation selector lists it; its `value` there is its key in the resource's `operations`. */
@@ -22,11 +28,22 @@ export interface Operation {
 	 * Reads and validates one item's parameters (throws `FieldError`) into what `send` needs, e.g. the request
 	 * body. Synchronous, and sends nothing: an item that fails here never reaches the service.
 	 */
-	prepare(this: IExecuteFunctions, itemIndex: number): unknown;
-	/** Sends one prepared item; returns its output item without pairedItem. */
-	send(
+	prepare(this: IExecuteFunctions, itemIndex: number): Prepared;
+	/** Sends one prepared item's create request; returns the record the service created (its fields). */
+	create(
 		this: IExecuteFunctions,
-		prepared: unknown,
+		prepared: Prepared,
+		itemIndex: number,
+		client: ServiceClient,
+	): Promise<IDataObject>;
+	/**
+	 * The output item (without pairedItem) of a created record, from the fields the service returned, now or in an
+	 * earlier run of this node run: e.g. with the PDF downloaded. Without it, the output is those fields alone.
+	 */
+	outputOf?(
+		this: IExecuteFunctions,
+		prepared: Prepared,
+		created: IDataObject,
 		itemIndex: number,
 		client: ServiceClient,
 	): Promise<INodeExecutionData>;

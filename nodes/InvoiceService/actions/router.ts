@@ -6,9 +6,11 @@ import { FieldError } from '../helpers/validate';
 import { mayHaveActed, ServiceClient } from '../transport/request';
 import { readRunOptions, type RunOptions } from './common.descriptions';
 import * as customer from './customer';
-import { EarlierTries } from './earlierTries';
+import { IdempotencyKeys, keysConfigured } from './idempotencyKeys';
 import * as invoice from './invoice';
-import type { Operation } from './operation';
+import type { Operation, Prepared } from './operation';
+import { fingerprintOf, type RecordedError, RunRecord } from './runRecord';
+import { runHints, withStopReport, type NodeError, type RunCounts } from './runReport';
 
 /** Every resource's operations, as its index exports them: the router's operation table. */
 export const resources: Record<string, { operations: Record<string, Operation> }> = {
@@ -22,12 +24,17 @@ function findOperation(resource: string, operation: string): Operation | undefin
 	return Object.hasOwn(operations, operation) ? operations[operation] : undefined;
 }
 
-type NodeError = NodeApiError | NodeOperationError;
+/** What a run needs before its first item: the operation, the run options, a client, and the keys if set. */
+interface Run {
+	operation: Operation;
+	/** "resource/operation": part of each request's fingerprint. */
+	operationName: string;
+	runOptions: RunOptions;
+	client: ServiceClient;
+	keys: IdempotencyKeys | undefined;
+}
 
-/** What a run needs before its first item: the operation, the run options and a client for the service. */
-async function prepareRun(
-	context: IExecuteFunctions,
-): Promise<{ operation: Operation; runOptions: RunOptions; client: ServiceClient }> {
+async function prepareRun(context: IExecuteFunctions): Promise<Run> {
 	const resource = context.getNodeParameter('resource', 0) as string;
 	const operationName = context.getNodeParameter('operation', 0) as string;
 	const operation = findOperation(resource, operationName);
@@ -38,37 +45,91 @@ async function prepareRun(
 		);
 	}
 	// Run-wide settings come from the first item: they shape the whole batch, not one request.
-	const runOptions = readRunOptions(context.getNodeParameter('options', 0, {}) as IDataObject);
+	const options = context.getNodeParameter('options', 0, {}) as IDataObject;
+	const runOptions = readRunOptions(options);
+	const keys = IdempotencyKeys.of(context, options);
 	const client = await ServiceClient.create(context, runOptions);
-	return { operation, runOptions, client };
+	return { operation, operationName: `${resource}/${operationName}`, runOptions, client, keys };
 }
 
 /**
  * The item loop, written once for every operation: items prepared ahead of the workers, bounded concurrency,
  * output in input order with pairedItem, and the error policy — an error item under "Continue", or a stop that
- * says what was already created. Under n8n's Retry On Fail, what an earlier try created is returned, not sent
- * again (earlierTries.ts).
+ * says what was already created. One path decides, for every way the same item comes back (n8n's Retry On Fail,
+ * a retried execution, a repeated Idempotency Key), whether it is sent: already created → its output is
+ * returned (runRecord.ts) or it goes to Already Created (idempotencyKeys.ts); outcome unknown → it fails again
+ * without a request.
  */
 export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
 	const continueOnFail = this.continueOnFail();
+	const withAlreadyCreated = keysConfigured(this.getNode().parameters);
+	const outputs = (created: INodeExecutionData[], alreadyCreated: INodeExecutionData[] = []) =>
+		withAlreadyCreated ? [created, alreadyCreated] : [created];
 
-	let run: Awaited<ReturnType<typeof prepareRun>>;
+	let run: Run;
 	try {
 		run = await prepareRun(this);
 	} catch (caught) {
 		const error = asNodeError(this, caught, 0);
 		if (!continueOnFail) throw error;
 		// Nothing can be sent (credential, Base URL, run options): every item fails with it, and the workflow goes on.
-		return [items.map((_, itemIndex) => errorItem(error, itemIndex))];
+		return outputs(items.map((_, itemIndex) => errorItem(error, itemIndex)));
 	}
-	const { operation, runOptions, client } = run;
+	const { operation, operationName, runOptions, client, keys } = run;
 
-	const earlier = EarlierTries.of(this, items);
-	const counts = { reused: 0, notResent: 0 };
+	const record = RunRecord.of(this);
+	const counts: RunCounts = { earlier: 0, notResent: 0, alreadyCreated: 0 };
 	const results: Array<INodeExecutionData | undefined> = new Array(items.length);
+	const alreadyCreated: Array<INodeExecutionData | undefined> = new Array(items.length);
 	const failures: Array<{ error: NodeError; itemIndex: number }> = [];
-	let handled = 0;
+	const handled = new Set<number>();
+
+	/** One item, from its prepared request to its output; throws its error. */
+	const runItem = async (itemIndex: number, prepared: Prepared, fingerprint: string) => {
+		const recalled = record.recall(itemIndex, fingerprint);
+		if (recalled && 'unknown' in recalled) {
+			counts.notResent++;
+			throw recordedError(this, recalled.unknown, itemIndex);
+		}
+		if (recalled) {
+			counts.earlier++;
+			return (
+				recalled.output ?? (await outputOf(this, operation, prepared, recalled.created, itemIndex))
+			);
+		}
+		const key = keys?.read(itemIndex);
+		const claim = key === undefined ? undefined : await keys!.claim(key, itemIndex);
+		if (key !== undefined && !claim) {
+			counts.alreadyCreated++;
+			alreadyCreated[itemIndex] = alreadyCreatedItem(key, itemIndex);
+			return undefined;
+		}
+		let created: IDataObject;
+		try {
+			created = await operation.create.call(this, prepared, itemIndex, client);
+		} catch (caught) {
+			if (mayHaveActed(caught)) await claim?.keep();
+			else await releaseOrSay(claim, caught);
+			throw asNodeError(this, caught, itemIndex);
+		}
+		await claim?.keep();
+		record.created(itemIndex, fingerprint, created);
+		return await outputOf(this, operation, prepared, created, itemIndex);
+	};
+
+	async function outputOf(
+		context: IExecuteFunctions,
+		op: Operation,
+		prepared: Prepared,
+		created: IDataObject,
+		itemIndex: number,
+	): Promise<INodeExecutionData> {
+		const output = op.outputOf
+			? await op.outputOf.call(context, prepared, created, itemIndex, client)
+			: { json: created };
+		return { ...output, pairedItem: { item: itemIndex } };
+	}
 
 	await prepareAheadAndSend({
 		count: items.length,
@@ -77,25 +138,21 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		lookAhead: runOptions.concurrency,
 		prepare: (itemIndex) => operation.prepare.call(this, itemIndex),
 		send: async (itemIndex, take) => {
-			handled++;
-			const remembered = earlier.recall(itemIndex);
+			handled.add(itemIndex);
+			let fingerprint: string | undefined;
 			try {
-				if (remembered && 'output' in remembered) {
-					results[itemIndex] = remembered.output;
-					counts.reused++;
-					return;
-				}
-				if (remembered) {
-					counts.notResent++;
-					throw remembered.error;
-				}
 				// A preparation error surfaces here, at the item's turn, exactly as if it were prepared now.
-				const output = await operation.send.call(this, take(), itemIndex, client);
-				results[itemIndex] = { ...output, pairedItem: { item: itemIndex } };
-				earlier.remember(itemIndex, { output: results[itemIndex] });
+				const prepared = take();
+				fingerprint = fingerprintOf(operationName, prepared.body);
+				const output = await runItem(itemIndex, prepared, fingerprint);
+				if (!output) return;
+				results[itemIndex] = output;
+				record.returned(itemIndex, output);
 			} catch (caught) {
 				const error = asNodeError(this, caught, itemIndex);
-				if (!remembered && mayHaveActed(caught)) earlier.remember(itemIndex, { error });
+				if (fingerprint !== undefined && mayHaveActed(caught)) {
+					record.unknown(itemIndex, fingerprint, wordsOf(error));
+				}
 				if (continueOnFail) {
 					results[itemIndex] = errorItem(error, itemIndex);
 				} else {
@@ -108,24 +165,45 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	client.log.summary();
 
 	if (failures.length > 0) {
-		throw withStopReport(failures, results, operation, items.length - handled);
+		throw withStopReport({ failures, record, operation, handled, count: items.length, counts });
 	}
-	const output = results as INodeExecutionData[];
-	if (!output.some((item) => item.json.error !== undefined)) earlier.forget();
-	showHints(this, [...client.log.hints(), ...retryHints(counts)]);
-	return [output];
+	const created = results.filter((item): item is INodeExecutionData => item !== undefined);
+	if (!created.some((item) => item.json.error !== undefined)) record.forget();
+	showHints(this, [...client.log.hints(), ...runHints(counts)]);
+	return outputs(
+		created,
+		alreadyCreated.filter((item): item is INodeExecutionData => item !== undefined),
+	);
 }
 
-/** What n8n's Retry On Fail changed in this try, in the user's words. */
-function retryHints({ reused, notResent }: { reused: number; notResent: number }): string[] {
-	return [
-		reused > 0
-			? `${reused} item(s) were created in an earlier try of this node (Retry On Fail): their first output is returned and they were not sent again.`
-			: '',
-		notResent > 0
-			? `${notResent} item(s) were not sent again on Retry On Fail: the service may already have carried them out (see their errors).`
-			: '',
-	].filter(Boolean);
+/**
+ * A create that certainly did not happen gives its key back, so that a re-delivered event is created then. If
+ * n8n's database cannot take it back, the error says what that means.
+ */
+async function releaseOrSay(
+	claim: { release(): Promise<void> } | undefined,
+	caught: unknown,
+): Promise<void> {
+	try {
+		await claim?.release();
+	} catch (releaseError) {
+		const error = caught as { description?: string | null };
+		const said = `The Idempotency Key could not be released in n8n's database (${(releaseError as Error).message}): an event with this key will go to Already Created although nothing was created.`;
+		error.description = [error.description, said].filter(Boolean).join(' ');
+	}
+}
+
+/** An item whose key already created a record in an earlier execution: it goes to Already Created. */
+function alreadyCreatedItem(key: string, itemIndex: number): INodeExecutionData {
+	return {
+		json: {
+			idempotencyKey: key,
+			alreadyCreated: true,
+			message:
+				'Already created through this node in an earlier execution (same Idempotency Key): not sent again.',
+		},
+		pairedItem: { item: itemIndex },
+	};
 }
 
 /** Execution hints, shown with the node's output (n8n 1.x and 2.x; a context without them shows nothing). */
@@ -151,15 +229,36 @@ function errorItem(error: NodeError, itemIndex: number): INodeExecutionData {
  * HTTP code.
  */
 function errorJson(error: NodeError, itemIndex: number): IDataObject {
+	return { error: { ...wordsOf(error), itemIndex } };
+}
+
+/** What an error says, as plain fields (an error item's, or the record's). */
+function wordsOf(error: NodeError): RecordedError {
 	const httpCode = error instanceof NodeApiError && error.httpCode ? error.httpCode : undefined;
 	return {
-		error: {
-			message: error.message,
-			...(error.description ? { description: error.description } : {}),
-			...(httpCode ? { httpCode } : {}),
-			itemIndex,
-		},
+		message: error.message,
+		...(error.description ? { description: error.description } : {}),
+		...(httpCode ? { httpCode } : {}),
 	};
+}
+
+/** The error of an item whose outcome was unknown in an earlier run: said again, and not sent. */
+function recordedError(
+	context: IExecuteFunctions,
+	{ message, description, httpCode }: RecordedError,
+	itemIndex: number,
+): NodeError {
+	return new NodeApiError(context.getNode(), { message } as never, {
+		message,
+		description: [
+			description,
+			'Not sent again: an earlier run of this node sent it, and the service may have carried it out.',
+		]
+			.filter(Boolean)
+			.join(' '),
+		...(httpCode ? { httpCode } : {}),
+		itemIndex,
+	});
 }
 
 function asNodeError(context: IExecuteFunctions, error: unknown, itemIndex: number): NodeError {
@@ -171,39 +270,4 @@ function asNodeError(context: IExecuteFunctions, error: unknown, itemIndex: numb
 	}
 	if (error instanceof NodeApiError || error instanceof NodeOperationError) return error;
 	return new NodeOperationError(context.getNode(), error as Error, { itemIndex });
-}
-
-/**
- * When the run stops, the first failed item's error is thrown, and it says what else happened: which items were
- * already created (so a re-run can skip them), which others failed while in flight, and how many were not sent.
- */
-function withStopReport(
-	failures: Array<{ error: NodeError; itemIndex: number }>,
-	results: Array<INodeExecutionData | undefined>,
-	operation: Operation,
-	notSent: number,
-): NodeError {
-	failures.sort((a, b) => a.itemIndex - b.itemIndex);
-	const [{ error }, ...others] = failures;
-	const keyRefused = error instanceof NodeApiError && error.httpCode === '401';
-	const created: string[] = [];
-	results.forEach((result, index) => {
-		const id = result ? operation.createdId?.(result.json) : undefined;
-		if (id) created.push(`item ${index} (${id})`);
-	});
-	// Every one is listed, however many: a re-run must be able to skip exactly these.
-	if (created.length === 0 && others.length === 0 && notSent === 0) return error;
-	const report = [
-		created.length
-			? `Already created in this run before it stopped: ${created.join(', ')}. Skip these when you run again.`
-			: 'Nothing was created in this run before it stopped.',
-		...others.map((other) => `Item ${other.itemIndex} failed too: ${other.error.message}`),
-		notSent > 0
-			? `${notSent} other item(s) were not sent${keyRefused ? ': the service refused the API key' : ''}.`
-			: '',
-	]
-		.filter(Boolean)
-		.join(' ');
-	error.description = [error.description, report].filter(Boolean).join('\n\n');
-	return error;
 }

@@ -140,8 +140,9 @@ export function isToolRun(context: IExecuteFunctions): boolean {
 }
 
 /**
- * The answer for the model: only the useful fields, no file (n8n drops binary data for agents anyway). An error
- * item (On Error: Continue) keeps its message and description, which name the field and what to fix.
+ * The answer for the model, in one output (a tool has one): only the useful fields, no file (n8n drops binary
+ * data for agents anyway). An error item (On Error: Continue) keeps its message and description, which name the
+ * field and what to fix; an item whose Idempotency Key was used before says so, with its key.
  */
 export function toolAnswers(
 	context: IExecuteFunctions,
@@ -149,12 +150,16 @@ export function toolAnswers(
 ): INodeExecutionData[][] {
 	const resource = context.getNodeParameter('resource', 0) as string;
 	const fields = ANSWER_FIELDS[resource] ?? [];
-	return output.map((items) =>
-		items.map(({ json, pairedItem }) => {
-			if (json.error !== undefined) return { json: { error: json.error }, pairedItem };
-			const answer: IDataObject = {};
-			for (const field of fields) if (json[field] !== undefined) answer[field] = json[field];
-			return { json: answer, pairedItem };
-		}),
-	);
+	const answers = output.flat().map(({ json, pairedItem }) => {
+		if (json.error !== undefined) return { json: { error: json.error }, pairedItem };
+		if (json.alreadyCreated === true) return { json, pairedItem };
+		const answer: IDataObject = {};
+		for (const field of fields) if (json[field] !== undefined) answer[field] = json[field];
+		return { json: answer, pairedItem };
+	});
+	return [answers.sort((a, b) => itemOf(a.pairedItem) - itemOf(b.pairedItem))];
+}
+
+function itemOf(pairedItem: INodeExecutionData['pairedItem']): number {
+	return typeof pairedItem === 'object' && !Array.isArray(pairedItem) ? pairedItem.item : 0;
 }

@@ -5,9 +5,9 @@ import { sleep } from 'n8n-workflow';
 /**
  * The service's "slow down", shared by everything in this n8n process that calls the same service with the
  * same key: every execution (a form or CRM fires one per event), every node and every worker of a run. When one
- * request is told to wait (429, or 503 with Retry-After), the others wait for the same moment instead of each
- * finding the limit on its own; and after a 429 requests are paced, so that they do not all come back on the
- * same beat and hit the limit again.
+ * request is told to wait (any 429 or 503: for its Retry-After, else the back-off), the others wait for the same
+ * moment instead of each finding the limit on its own; and after a 429 requests are paced, so that they do not
+ * all come back on the same beat and hit the limit again.
  *
  * Requests wait in one queue per service, first come first served, and are let go one by one at the current
  * pace: a new pace or a new pause applies at once to everybody waiting (no request keeps a start time worked out
@@ -21,8 +21,9 @@ import { sleep } from 'n8n-workflow';
  * request let go before the latest adjustment is an echo of the same overload and changes nothing but the pause.
  *
  * State: one small entry per service origin and key (the key only as a SHA-256 digest), at most MAX_SERVICES.
- * An entry is dropped once it has been idle for IDLE_MS with nobody waiting and no pause still ahead; every call
- * prunes, so nothing outlives its use by more than that (`activeServices()` shows it).
+ * An entry is dropped once it has been idle for more than IDLE_MS (from its last request, slot or pause) with
+ * nobody waiting. Lazily: every turn and refusal prunes first, so an idle entry stays until the pace is next used
+ * (`activeServices()` prunes too, and shows it).
  */
 
 const IDLE_MS = 30_000;

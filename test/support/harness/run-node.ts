@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 
 import {
 	BinaryDataService,
+	DataDeduplicationService,
 	ExecutionLifecycleHooks,
 	ExternalSecretsProxy,
 	WorkflowExecute,
@@ -38,6 +39,7 @@ import {
 
 import { HarnessCredentialsHelper } from './credentials-helper';
 import { FixtureSource } from './FixtureSource.node';
+import { MemoryDeduplicator } from './memory-deduplicator';
 
 export type OnError = 'stopWorkflow' | 'continueRegularOutput' | 'continueErrorOutput';
 
@@ -65,6 +67,14 @@ export interface RunOptions {
 	alwaysOutputData?: boolean;
 	/** Node setting "Execute Once": the node runs for the first input item only. */
 	executeOnce?: boolean;
+	/** The node's id (default: a new one per run): the same id keeps its Idempotency Keys across runs. */
+	nodeId?: string;
+}
+
+/** How a failed run is retried, as n8n's executions list does (ExecutionService.retry). */
+export interface RetryOptions {
+	/** "Retry with currently saved workflow": the node under test with these parameters instead. */
+	currentParameters?: INodeParameters;
 }
 
 export interface RunResult {
@@ -85,6 +95,23 @@ export interface RunResult {
 	run: IRun;
 	/** The name of the node under test inside the workflow. */
 	nodeName: string;
+	/**
+	 * Retries this (failed) execution as n8n's executions list does: the saved execution (through JSON, as n8n
+	 * stores it), its error and the failed node's last run removed, run again from its execution stack in mode
+	 * "retry" (n8n 2.41.1 `ExecutionService.retry`).
+	 */
+	retry(options?: RetryOptions): Promise<RunResult>;
+}
+
+/**
+ * n8n's processed-data store for in-process runs (n8n-core asks for one before any node can use keys). One per
+ * test file: n8n-core's service is a singleton.
+ */
+export const deduplicator = new MemoryDeduplicator();
+let deduplicatorReady: Promise<void> | undefined;
+async function useDeduplicator(): Promise<void> {
+	deduplicatorReady ??= DataDeduplicationService.init(deduplicator);
+	await deduplicatorReady;
 }
 
 export const SOURCE_NODE_NAME = 'Source';
@@ -185,8 +212,9 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
 		position: [0, 0],
 		parameters: { itemsJson: JSON.stringify(opts.items ?? [{}]) },
 	};
+	await useDeduplicator();
 	const nodeUnderTest: INode = {
-		id: randomUUID(),
+		id: opts.nodeId ?? randomUUID(),
 		name: nodeName,
 		type: nodeTypeName,
 		typeVersion: opts.typeVersion ?? defaultVersion(nodeType),
@@ -265,24 +293,71 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
 	const workflowExecute = new WorkflowExecute(additionalData, 'manual');
 	const run = await workflowExecute.run({ workflow, startNode: sourceNode });
 
-	const runData = run.data.resultData.runData;
-	const taskData = runData[nodeName]?.[0];
-	if (!taskData) {
-		const sourceError = runData[SOURCE_NODE_NAME]?.[0]?.error ?? run.data.resultData.error;
-		throw new UnexpectedError(
-			`The node under test did not run${sourceError ? `: ${sourceError.message}` : ''}`,
-		);
-	}
-	const outputs = (taskData.data?.main ?? []).map((items) => items ?? []);
-	const recorded = taskData.error ?? (run.data.resultData.error as ITaskData['error']);
-	let error: (Error & IDataObject) | undefined;
-	if (thrown.length > 0 && thrown[thrown.length - 1] instanceof Error) {
-		error = thrown[thrown.length - 1] as Error & IDataObject;
-	} else if (recorded) {
-		error = Object.assign(new Error(recorded.message), recorded) as unknown as Error & IDataObject;
-	}
+	const resultOf = (finished: IRun): RunResult => {
+		const runData = finished.data.resultData.runData;
+		const taskData = runData[nodeName]?.[runData[nodeName].length - 1];
+		if (!taskData) {
+			const sourceError = runData[SOURCE_NODE_NAME]?.[0]?.error ?? finished.data.resultData.error;
+			throw new UnexpectedError(
+				`The node under test did not run${sourceError ? `: ${sourceError.message}` : ''}`,
+			);
+		}
+		const outputs = (taskData.data?.main ?? []).map((items) => items ?? []);
+		const recorded = taskData.error ?? (finished.data.resultData.error as ITaskData['error']);
+		let error: (Error & IDataObject) | undefined;
+		if (thrown.length > 0 && thrown[thrown.length - 1] instanceof Error) {
+			error = thrown[thrown.length - 1] as Error & IDataObject;
+		} else if (recorded) {
+			error = Object.assign(new Error(recorded.message), recorded) as unknown as Error &
+				IDataObject;
+		}
+		thrown.length = 0;
+		return {
+			outputs,
+			error,
+			runData,
+			taskData,
+			status: finished.status,
+			run: finished,
+			nodeName,
+			retry: async (options) => await retryRun(finished, options),
+		};
+	};
 
-	return { outputs, error, runData, taskData, status: run.status, run, nodeName };
+	const retryRun = async (failed: IRun, options: RetryOptions = {}): Promise<RunResult> => {
+		// Saved and loaded again, as n8n does (its flatted JSON keeps plain properties alike).
+		const data = JSON.parse(JSON.stringify(failed.data)) as IRun['data'];
+		const { lastNodeExecuted } = data.resultData;
+		if (lastNodeExecuted) {
+			delete data.resultData.error;
+			const nodeRuns = data.resultData.runData[lastNodeExecuted];
+			if (nodeRuns?.length && nodeRuns[nodeRuns.length - 1].error !== undefined) nodeRuns.pop();
+		}
+		let retried = workflow;
+		if (options.currentParameters) {
+			const current = { ...nodeUnderTest, parameters: structuredClone(options.currentParameters) };
+			retried = new Workflow({
+				id: workflowData.id,
+				name: workflowData.name,
+				nodes: [sourceNode, current],
+				connections: workflowData.connections,
+				active: false,
+				nodeTypes,
+				settings: workflowData.settings,
+			});
+			for (const entry of data.executionData?.nodeExecutionStack ?? []) {
+				entry.node = retried.getNode(entry.node.name)!;
+			}
+		}
+		const retryExecute = new WorkflowExecute(
+			{ ...additionalData, executionId: `${executionId}-retry` },
+			'retry',
+			data,
+		);
+		return resultOf(await retryExecute.processRunExecutionData(retried));
+	};
+
+	return resultOf(run);
 }
 
 /** The bytes of a binary property, whether n8n kept them inline (base64) or in a binary data manager. */

@@ -1,14 +1,11 @@
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeProperties,
-} from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { optionalText, requireEmail, requireText } from '../../helpers/validate';
 import type { ServiceClient } from '../../transport/request';
 import { runOptions } from '../common.descriptions';
+import { idempotencyOptions } from '../idempotencyKeys';
+import type { Prepared } from '../operation';
 
 const properties: INodeProperties[] = [
 	{
@@ -63,7 +60,7 @@ const properties: INodeProperties[] = [
 		type: 'collection',
 		placeholder: 'Add Option',
 		default: {},
-		options: [...runOptions],
+		options: [...idempotencyOptions, ...runOptions],
 	},
 ];
 
@@ -79,29 +76,29 @@ export const option = {
 };
 
 /** Reads and validates one item's fields into the create-customer request body; throws FieldError. */
-export function prepare(this: IExecuteFunctions, itemIndex: number): IDataObject {
+export function prepare(this: IExecuteFunctions, itemIndex: number): Prepared {
 	const additional = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
 	const companyName = optionalText(additional.companyName, 'Company Name');
-	return {
+	const body = {
 		first_name: requireText(this.getNodeParameter('firstName', itemIndex, ''), 'First Name'),
 		last_name: requireText(this.getNodeParameter('lastName', itemIndex, ''), 'Last Name'),
 		email: requireEmail(this.getNodeParameter('email', itemIndex, ''), 'Email'),
 		...(companyName !== undefined ? { company_name: companyName } : {}),
 	};
+	return { body };
 }
 
-export async function send(
+export async function create(
 	this: IExecuteFunctions,
-	body: IDataObject,
+	{ body }: Prepared,
 	itemIndex: number,
 	client: ServiceClient,
-): Promise<INodeExecutionData> {
-	const customer = await client.post('create-customer', body, {
+): Promise<IDataObject> {
+	return await client.post('create-customer', body, {
 		itemIndex,
 		requiredField: 'id',
 		conflictMessage: `A customer with the e-mail ${String(body.email)} already exists`,
 	});
-	return { json: customer };
 }
 
 /** The id of what this operation created, for "already created" reports when a run stops. */

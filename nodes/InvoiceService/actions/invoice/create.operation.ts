@@ -19,6 +19,8 @@ import {
 	requirePositiveAmountCents,
 } from '../../helpers/validate';
 import type { ServiceClient } from '../../transport/request';
+import { idempotencyOptions } from '../idempotencyKeys';
+import type { Prepared } from '../operation';
 import {
 	numberOption,
 	type NumberOption,
@@ -181,6 +183,7 @@ const properties: INodeProperties[] = [
 				description: 'The name of the output binary field to put the PDF in. Empty means "data".',
 			},
 			maxPdfSize,
+			...idempotencyOptions,
 			...runOptions,
 		],
 	},
@@ -188,7 +191,7 @@ const properties: INodeProperties[] = [
 
 const displayOptions = { show: { resource: ['invoice'], operation: ['create'] } };
 
-/** The spec does not name the e-mail switch; this is the field we send (documented in the README). */
+/** The spec does not name the e-mail switch; this is the field we send (documented in docs/reference.md). */
 const SEND_EMAIL_FIELD = 'send_email';
 
 export const description = updateDisplayOptions(displayOptions, properties);
@@ -260,11 +263,10 @@ function buildBody(this: IExecuteFunctions, itemIndex: number, options: IDataObj
 	};
 }
 
-/** What `send` needs for one invoice: the request body, and where the PDF goes if it is wanted. */
-export interface InvoiceRequest {
-	body: IDataObject;
+/** What one invoice needs: the request body, and where the PDF goes if it is wanted. */
+export interface InvoiceRequest extends Prepared {
 	binaryPropertyName?: string;
-	/** Max PDF Size in MB, read with the other options so that `send` reads no parameter. */
+	/** Max PDF Size in MB, read with the other options so that `outputOf` reads no parameter. */
 	maxPdfMb: number;
 }
 
@@ -278,16 +280,23 @@ export function prepare(this: IExecuteFunctions, itemIndex: number): InvoiceRequ
 	return { body, binaryPropertyName, maxPdfMb };
 }
 
-export async function send(
+export async function create(
 	this: IExecuteFunctions,
-	{ body, binaryPropertyName, maxPdfMb }: InvoiceRequest,
+	{ body }: InvoiceRequest,
+	itemIndex: number,
+	client: ServiceClient,
+): Promise<IDataObject> {
+	return await client.post('create-invoice', body, { itemIndex, requiredField: 'invoice_id' });
+}
+
+/** The output of a created invoice: its fields, and its PDF when Download PDF is on. */
+export async function outputOf(
+	this: IExecuteFunctions,
+	{ binaryPropertyName, maxPdfMb }: InvoiceRequest,
+	invoice: IDataObject,
 	itemIndex: number,
 	client: ServiceClient,
 ): Promise<INodeExecutionData> {
-	const invoice = await client.post('create-invoice', body, {
-		itemIndex,
-		requiredField: 'invoice_id',
-	});
 	if (binaryPropertyName === undefined) return { json: invoice };
 
 	const pdf = await downloadPdf.call(this, client, invoice, itemIndex, maxPdfMb);

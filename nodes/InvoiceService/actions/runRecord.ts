@@ -1,0 +1,148 @@
+import { createHash } from 'node:crypto';
+
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import { isToolRun } from './tool';
+
+/**
+ * What this node run already did with each item, so that nothing is created twice when n8n runs the node again
+ * with the same input items:
+ * - n8n's Retry On Fail runs the whole node again, in the same process, when it throws or (in the Continue modes)
+ *   when its first output item is an error item;
+ * - a failed execution retried from the executions list (`ExecutionService.retry`, either button, even after a
+ *   restart or on another queue-mode worker) runs the failed node again from the saved execution.
+ *
+ * Per item it keeps a fingerprint of the request sent (a SHA-256 of the operation and the request body) and either
+ * the fields the service returned or, when the service may have acted without answering, the error. Never binary
+ * data, never the key. On the next run of the same item with the same fingerprint:
+ * - created → its earlier output is returned, without a request;
+ * - outcome unknown → it fails again with its first error, without a request;
+ * - a changed request (a retry "with current workflow" after an edit) or an item never created is sent.
+ *
+ * Where it lives: on the node run's execute data (`getExecuteData()`), the one object n8n hands every try of one
+ * node run and, when the node throws, puts back on the execution's stack and saves with the failed execution
+ * (`WorkflowExecute.handleNodeExecutionError`); a retried execution gets the saved copy back. It is a plain
+ * property, which n8n 1.123 and 2.x both save and restore (`setMetadata` reaches the retry on 2.x only). The run's
+ * own outputs (with the PDF already in n8n's binary store) are also kept in memory, held weakly by that object,
+ * so that Retry On Fail in the same process hands back the very same items. A run that ends with nothing failed
+ * will not be run again: it drops its record at once. When n8n does not hand the record back (another engine, a
+ * copied execution), every item is sent as if for the first time.
+ */
+export const RECORD_PROPERTY = 'invoiceServiceRunRecord';
+
+/** The error an item failed with when the service may have acted on it: said again, word for word. */
+export interface RecordedError {
+	message: string;
+	description?: string;
+	httpCode?: string;
+}
+
+interface RecordedItem {
+	fingerprint: string;
+	/** The output json the service's answer became (ids, status, download link). */
+	created?: IDataObject;
+	unknown?: RecordedError;
+}
+
+interface SavedRecord {
+	version: 1;
+	/** By input item index (the retried run gets the same items in the same order). */
+	items: Record<string, RecordedItem>;
+}
+
+/** What an earlier run of this item did, when it must not be sent again. */
+export type Recalled =
+	| { created: IDataObject; output?: INodeExecutionData }
+	| { unknown: RecordedError };
+
+const outputsInMemory = new WeakMap<SavedRecord, Map<number, INodeExecutionData>>();
+
+/** The fingerprint of one item's request: the same operation and body give the same text. */
+export function fingerprintOf(operation: string, body: IDataObject): string {
+	return createHash('sha256')
+		.update(operation)
+		.update('\n')
+		.update(JSON.stringify(body))
+		.digest('base64url');
+}
+
+export class RunRecord {
+	private constructor(
+		private readonly holder: Record<string, unknown> | undefined,
+		private readonly saved: SavedRecord | undefined,
+	) {}
+
+	/**
+	 * The record of this node run. None for a tool call: each call is a new question from the model with its own
+	 * arguments, although n8n may hand every call of one agent run the same execute data and input item.
+	 */
+	static of(context: IExecuteFunctions): RunRecord {
+		const holder = isToolRun(context)
+			? undefined
+			: (context.getExecuteData?.() as unknown as Record<string, unknown> | undefined);
+		if (!holder) return new RunRecord(undefined, undefined);
+		const found = holder[RECORD_PROPERTY];
+		const saved = isSavedRecord(found) ? found : { version: 1 as const, items: {} };
+		holder[RECORD_PROPERTY] = saved;
+		return new RunRecord(holder, saved);
+	}
+
+	/** What an earlier run did with this item, if it sent the same request; undefined: send it. */
+	recall(itemIndex: number, fingerprint: string): Recalled | undefined {
+		const item = this.saved?.items[itemIndex];
+		if (!item || item.fingerprint !== fingerprint) return undefined;
+		if (item.created) {
+			const output = outputsInMemory.get(this.saved!)?.get(itemIndex);
+			return { created: item.created, ...(output ? { output } : {}) };
+		}
+		return item.unknown ? { unknown: item.unknown } : undefined;
+	}
+
+	/** The service created the item's record: `created` is the fields it returned. */
+	created(itemIndex: number, fingerprint: string, created: IDataObject): void {
+		if (this.saved) this.saved.items[itemIndex] = { fingerprint, created };
+	}
+
+	/** The output this run returns for a created item, kept in memory for a later try in this process. */
+	returned(itemIndex: number, output: INodeExecutionData): void {
+		if (!this.saved) return;
+		const memory = outputsInMemory.get(this.saved) ?? new Map<number, INodeExecutionData>();
+		memory.set(itemIndex, output);
+		outputsInMemory.set(this.saved, memory);
+	}
+
+	/**
+	 * The item failed, and the service may have acted on it: it must never be sent again. An item created before
+	 * it failed (its PDF not downloaded) stays created: a later run only completes its output.
+	 */
+	unknown(itemIndex: number, fingerprint: string, error: RecordedError): void {
+		const item = this.saved?.items[itemIndex];
+		if (!this.saved || (item?.created && item.fingerprint === fingerprint)) return;
+		this.saved.items[itemIndex] = { fingerprint, unknown: { ...error } };
+	}
+
+	/** Every item that any run of this node run created or may have acted on, by index. */
+	entries(): Array<[number, Recalled]> {
+		if (!this.saved) return [];
+		return Object.entries(this.saved.items).flatMap(([index, item]): Array<[number, Recalled]> => {
+			if (item.created) return [[Number(index), { created: item.created }]];
+			return item.unknown ? [[Number(index), { unknown: item.unknown }]] : [];
+		});
+	}
+
+	/** The run ended with nothing failed: n8n will not run it again. */
+	forget(): void {
+		if (this.holder) delete this.holder[RECORD_PROPERTY];
+	}
+}
+
+function isSavedRecord(value: unknown): value is SavedRecord {
+	const record = value as SavedRecord | undefined;
+	return (
+		typeof record === 'object' &&
+		record !== null &&
+		record.version === 1 &&
+		typeof record.items === 'object' &&
+		record.items !== null
+	);
+}

@@ -1,0 +1,237 @@
+// The facts the documentation quotes that drift when the code moves on: what the packed package holds, the
+// options' defaults, the n8n versions tested, and the links between the pages. Each test lists every quote that
+// no longer matches, with what to write instead, so a failure says which sentence to update.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+
+import type { INodeProperties } from 'n8n-workflow';
+
+import { InvoiceServiceApi } from '../../credentials/InvoiceServiceApi.credentials';
+import { InvoiceService } from '../../nodes/InvoiceService/InvoiceService.node';
+import { REPO_ROOT, packPackage } from '../../tools/n8n';
+import { headingAnchors } from '../support/docs';
+
+/** The pages a reader of the project reads; links are checked in all of them. */
+const PAGES = [
+	'README.md',
+	'CHANGELOG.md',
+	...fs
+		.readdirSync(path.join(REPO_ROOT, 'docs'))
+		.filter((name) => name.endsWith('.md'))
+		.map((name) => `docs/${name}`),
+	'bench/README.md',
+	'sandbox/README.md',
+	'examples/README.md',
+	...fs
+		.readdirSync(path.join(REPO_ROOT, 'test'))
+		.map((name) => `test/${name}/README.md`)
+		.filter((page) => fs.existsSync(path.join(REPO_ROOT, page))),
+];
+/** The pages that say what a user or contributor gets: the package, the defaults, the versions tested. */
+const FACT_PAGES = PAGES.filter((page) => page === 'README.md' || page.startsWith('docs/'));
+/** Where the package's files and size are quoted (the only place: see the test below). */
+const PACKAGE_PAGE = 'docs/development.md';
+/** A quoted size may differ from the packed one by this share: README edits move it a little. */
+const SIZE_TOLERANCE = 0.1;
+
+/** A page's text, with line breaks and runs of spaces as single spaces (a quote may wrap). */
+function read(page: string): string {
+	return fs.readFileSync(path.join(REPO_ROOT, page), 'utf8');
+}
+const flat = (text: string) => text.replace(/\s+/g, ' ');
+
+describe('the packed package, as docs/development.md quotes it', () => {
+	/** Files and byte sizes of the tarball `npm pack` makes (the same one the e2e tests install). */
+	async function packed() {
+		const tarball = await packPackage();
+		const tar = gunzipSync(fs.readFileSync(tarball));
+		let files = 0;
+		let unpackedBytes = 0;
+		// tar: a 512-byte header per entry (size in octal at 124, type at 156), the content padded to 512 bytes.
+		for (let at = 0; at + 512 <= tar.length && tar[at] !== 0; ) {
+			const size = parseInt(tar.toString('latin1', at + 124, at + 136).trim(), 8);
+			const type = tar.toString('latin1', at + 156, at + 157);
+			if (type === '0' || type === '\0') {
+				files++;
+				unpackedBytes += size;
+			}
+			at += 512 + Math.ceil(size / 512) * 512;
+		}
+		return { files, packedBytes: fs.statSync(tarball).size, unpackedBytes };
+	}
+
+	test('file count exactly, packed and unpacked size within the tolerance', async () => {
+		const actual = await packed();
+		const quote = /\*\*(\d+) files, about (\d+) kB packed, (\d+) kB unpacked\*\*/.exec(
+			flat(read(PACKAGE_PAGE)),
+		);
+		expect(quote).not.toBeNull();
+		const [, files, packedKb, unpackedKb] = quote!.map(Number);
+		const kb = (bytes: number) => Math.round(bytes / 1000);
+		const write = `write **${actual.files} files, about ${kb(actual.packedBytes)} kB packed, ${kb(actual.unpackedBytes)} kB unpacked** in ${PACKAGE_PAGE}`;
+		const off = (quoted: number, bytes: number) =>
+			Math.abs(quoted * 1000 - bytes) > bytes * SIZE_TOLERANCE;
+		const problems = [
+			...(files !== actual.files ? [`the package holds ${actual.files} files, not ${files}`] : []),
+			...(off(packedKb, actual.packedBytes) ? [`packed: ${actual.packedBytes} bytes`] : []),
+			...(off(unpackedKb, actual.unpackedBytes) ? [`unpacked: ${actual.unpackedBytes} bytes`] : []),
+		].map((problem) => `${problem}: ${write}`);
+		expect(problems).toEqual([]);
+	}, 300_000);
+
+	test('no other page quotes a file count or size of the package', () => {
+		const elsewhere = [
+			...FACT_PAGES.filter((page) => page !== PACKAGE_PAGE),
+			'CHANGELOG.md',
+		].flatMap((page) =>
+			[...flat(read(page)).matchAll(/\b\d+ files\b|kB (?:un)?packed/g)].map(
+				([quote]) => `${page}: "${quote}" (quote it in ${PACKAGE_PAGE} only)`,
+			),
+		);
+		expect(elsewhere).toEqual([]);
+	});
+});
+
+describe("the options' defaults quoted in the docs", () => {
+	/** Every field of the node and the credential with its default, collections and fixed collections included. */
+	function fields(properties: INodeProperties[]): INodeProperties[] {
+		return properties.flatMap((property) => {
+			const nested = (property.options ?? []).flatMap((option) =>
+				'values' in option ? option.values : 'displayName' in option ? [option] : [],
+			);
+			return [property, ...fields(nested as INodeProperties[])];
+		});
+	}
+	// The tool variant's own copies of fields (shown with `@tool`) default to the model's $fromAI(): the docs'
+	// defaults are the node's.
+	const all = fields([
+		...new InvoiceService().description.properties,
+		...new InvoiceServiceApi().properties,
+	]).filter((field) => !field.displayOptions?.show?.['@tool']);
+	/** A field's one default (the same field appears once per resource). */
+	function defaultOf(displayName: string): unknown {
+		const defaults = new Set(
+			all.filter((f) => f.displayName === displayName).map((f) => f.default),
+		);
+		expect([displayName, defaults.size]).toEqual([displayName, 1]);
+		return [...defaults][0];
+	}
+	const numbers = all.filter(
+		(f) => f.type === 'number' && typeof f.default === 'number' && f.default,
+	);
+	const numericDefaults = [...new Set(numbers.map((f) => f.displayName))];
+
+	test('a number default: in the options table, and wherever a page says "<option> … default <n>"', () => {
+		const quotes = FACT_PAGES.flatMap((page) => {
+			const text = read(page);
+			return numericDefaults.flatMap((displayName) => {
+				// "Max Retry Wait (Seconds)" is written "Max Retry Wait" in sentences.
+				const name = displayName.replace(/ \(.*\)$/, '').replace(/[()]/g, '\\$&');
+				const table = new RegExp(
+					`^\\| ${displayName.replace(/[()]/g, '\\$&')} \\| ([\\d,]+) \\|`,
+					'gm',
+				);
+				// A sentence, or a field table's row: "Max PDF Size (MB) | — | a larger PDF is refused (default 50 MB".
+				const sentence = new RegExp(
+					`\\b${name}\\b[*)]*(?: \\([A-Z]+\\))?[^.;]{0,40}?\\bdefault \\**([\\d,]+)`,
+					'g',
+				);
+				return [...text.matchAll(table), ...flat(text).matchAll(sentence)].map((match) => ({
+					page,
+					displayName,
+					quoted: Number(match[1].replace(/,/g, '')),
+				}));
+			});
+		});
+		// The README's own line about Concurrency does not name the option: "several items at once (default 5)".
+		const atOnce = /items at once \(default (\d+)\)/.exec(read('README.md'));
+		if (atOnce)
+			quotes.push({ page: 'README.md', displayName: 'Concurrency', quoted: Number(atOnce[1]) });
+
+		expect(new Set(quotes.map((q) => q.displayName))).toEqual(new Set(numericDefaults));
+		const wrong = quotes
+			.filter((q) => q.quoted !== defaultOf(q.displayName))
+			.map(
+				(q) =>
+					`${q.page}: ${q.displayName} default ${q.quoted}, the node says ${String(defaultOf(q.displayName))}`,
+			);
+		expect(wrong).toEqual([]);
+	});
+
+	test('a choice marked "(default)" in the README\'s field tables is the default choice', () => {
+		// "| Amount: *Sum of Line Prices* (default) | …" or "| Currency | `currency` | `EUR` (default), …".
+		const rows = /^\| ([^|:]+?)(?:: \*([^*]+)\*( \(default\))?)? \|(.*)$/gm;
+		const marked = [...read('README.md').matchAll(rows)].flatMap(
+			([, field, leftChoice, leftDefault, rest]) => {
+				const choice = leftDefault ? leftChoice : undefined;
+				const inNotes = /`([^`]+)` \(default\)/.exec(rest)?.[1];
+				const name = field.replace(/^Options → /, '');
+				return (choice ?? inNotes) !== undefined && all.some((f) => f.displayName === name)
+					? [{ name, choice: (choice ?? inNotes)! }]
+					: [];
+			},
+		);
+		expect(marked.length).toBeGreaterThanOrEqual(2);
+		const wrong = marked.filter(({ name, choice }) => {
+			const field = all.find((f) => f.displayName === name)!;
+			const option = (field.options ?? []).find(
+				(o) => 'value' in o && (o.name === choice || o.value === choice),
+			);
+			return !option || !('value' in option) || option.value !== defaultOf(name);
+		});
+		expect(wrong).toEqual([]);
+	});
+
+	test('a switch said to be "Off by default" is off by default', () => {
+		const off = [...read('README.md').matchAll(/^\| \*\*([^*]+)\*\* \| Off by default\./gm)].map(
+			([, name]) => name,
+		);
+		expect(off).toEqual(['Allow Plain HTTP']);
+		for (const name of off) expect([name, defaultOf(name)]).toEqual([name, false]);
+	});
+});
+
+describe('the n8n versions the docs say are tested', () => {
+	const tested = (JSON.parse(read('tools/n8n/versions.json')) as { tested: string[] }).tested;
+
+	test("README's Compatibility names exactly tools/n8n/versions.json's versions", () => {
+		const quote = /Tested with n8n \*\*([\d.]+)\*\* and \*\*([\d.]+)\*\*/.exec(read('README.md'));
+		expect(quote).not.toBeNull();
+		expect(quote!.slice(1).sort()).toEqual([...tested].sort());
+	});
+
+	test('every "n8n x.y.z" of a tested major in README.md and docs/development.md is a tested version', () => {
+		const majors = new Set(tested.map((version) => version.split('.')[0]));
+		const untested = ['README.md', 'docs/development.md'].flatMap((page) =>
+			[...flat(read(page)).matchAll(/\bn8n \**(\d+)\.(\d+)\.(\d+)/g)]
+				.map(([, ...parts]) => parts.join('.'))
+				.filter((version) => majors.has(version.split('.')[0]) && !tested.includes(version))
+				.map((version) => `${page}: n8n ${version} (tested: ${tested.join(', ')})`),
+		);
+		expect(untested).toEqual([]);
+	});
+});
+
+describe('links between the pages', () => {
+	test('every relative link leads to a file, and every #anchor to a heading', () => {
+		const broken = PAGES.flatMap((page) => {
+			const text = read(page).replace(/```[\s\S]*?```/g, '');
+			return [...text.matchAll(/\]\(([^)\s]+)\)/g)]
+				.map(([, link]) => link)
+				.filter((link) => !/^(https?|mailto):/.test(link))
+				.filter((link) => {
+					const [file, anchor] = link.split('#');
+					const target = file ? path.join(path.dirname(page), file) : page;
+					if (!fs.existsSync(path.join(REPO_ROOT, target))) return true;
+					return (
+						anchor !== undefined &&
+						target.endsWith('.md') &&
+						!headingAnchors(read(target)).has(anchor)
+					);
+				})
+				.map((link) => `${page}: ${link}`);
+		});
+		expect(broken).toEqual([]);
+	});
+});

@@ -1,0 +1,372 @@
+import { randomUUID } from 'node:crypto';
+
+import nock from 'nock';
+import { sleep, type IDataObject } from 'n8n-workflow';
+
+import { deduplicator, getBinaryBuffer } from '../support/harness/run-node';
+import {
+	API,
+	ORIGIN,
+	customerParameters,
+	invoiceParameters,
+	runInvoiceService,
+	type InvoiceServiceRun,
+} from '../support/invoice-service';
+
+// The same work reaching the node again in a later execution: a failed execution retried from n8n's executions
+// list (replayed here as n8n's ExecutionService.retry does, from the saved execution), and the same event
+// delivered twice (Idempotency Key, on n8n's processed-data store; in memory here, with the database's
+// read-then-write window).
+
+afterEach(() => {
+	nock.cleanAll();
+	deduplicator.clear();
+});
+
+const people = (count: number) =>
+	Array.from({ length: count }, (_, index) => ({
+		first: 'Ada',
+		last: `Lovelace ${index}`,
+		email: `ada${index}@example.com`,
+		eventId: `event-${index}`,
+	}));
+const itemOf = (body: unknown) => Number(/\d+/.exec((body as IDataObject).email as string)![0]);
+
+/**
+ * A create-customer service: `answer(item, timesSeenBefore)` gives the status for each request (200 creates
+ * `cust_<item>_<n>`, n counting the creates of that item, so a duplicate shows); records how often each arrived.
+ */
+function service(answer: (item: number, seen: number) => number | 'hang' = () => 200) {
+	const received = new Map<number, number>();
+	const created = new Map<number, number>();
+	nock(ORIGIN)
+		.post(`${API}/create-customer`)
+		.times(500)
+		.reply(async (_uri, body) => {
+			const item = itemOf(body);
+			const seen = received.get(item) ?? 0;
+			received.set(item, seen + 1);
+			const status = answer(item, seen);
+			if (status === 'hang') await sleep(2000);
+			if (status === 200 || status === 'hang') {
+				const n = (created.get(item) ?? 0) + 1;
+				created.set(item, n);
+				return [200, { status: 'success', response: { id: `cust_${item}_${n}`, name: 'Ada' } }];
+			}
+			return [status, { status: 'error', message: `refused ${item}` }];
+		});
+	return { received, created };
+}
+
+const hintsOf = (result: { taskData?: { hints?: Array<{ message: string }> } }) =>
+	(result.taskData?.hints ?? []).map((hint) => hint.message).join('\n');
+const idsOf = (items: Array<{ json: IDataObject }>) => items.map((item) => item.json.id);
+
+describe('a failed execution retried from the executions list never creates again', () => {
+	it('Stop at item 7 of 12 (refused once): the retry returns 0-6 without sending and sends 7-11', async () => {
+		const { received, created } = service((item, seen) => (item === 7 && seen === 0 ? 400 : 200));
+		const first = await runInvoiceService({
+			parameters: customerParameters({ options: { concurrency: 1 } }),
+			items: people(12),
+		});
+		expect(first.status).toBe('error');
+		expect(String(first.error?.description)).toMatch(
+			/Already created in this run before it stopped: item 0 \(cust_0_1\)/,
+		);
+
+		const retried = await first.retry();
+		expect(retried.status).toBe('success');
+		// Each line once, each output item paired with its own record.
+		expect(idsOf(retried.outputs[0])).toEqual(people(12).map((_, item) => `cust_${item}_1`));
+		expect(retried.outputs[0].map((item) => item.pairedItem)).toEqual(
+			people(12).map((_, item) => ({ item })),
+		);
+		for (let item = 0; item < 12; item++) {
+			expect(received.get(item)).toBe(item === 7 ? 2 : 1);
+			expect(created.get(item)).toBe(1);
+		}
+		expect(hintsOf(retried)).toMatch(/7 item\(s\) were created in an earlier try/);
+	});
+
+	it('"with current workflow", saved unchanged: nothing created is sent again', async () => {
+		const { received, created } = service((item, seen) => (item === 3 && seen === 0 ? 400 : 200));
+		const parameters = customerParameters({ options: { concurrency: 1 } });
+		const first = await runInvoiceService({ parameters, items: people(5) });
+		expect(first.status).toBe('error');
+		const retried = await first.retry({ currentParameters: parameters });
+		expect(retried.status).toBe('success');
+		expect(idsOf(retried.outputs[0])).toEqual(people(5).map((_, item) => `cust_${item}_1`));
+		expect([...received.entries()].sort()).toEqual([
+			[0, 1],
+			[1, 1],
+			[2, 1],
+			[3, 2],
+			[4, 1],
+		]);
+		expect([...created.values()].every((count) => count === 1)).toBe(true);
+	});
+
+	it('after an edit that changes the requests, the retry sends them (the record is of other requests)', async () => {
+		const { received } = service((item, seen) => (item === 2 && seen === 0 ? 400 : 200));
+		const first = await runInvoiceService({
+			parameters: customerParameters({ options: { concurrency: 1 } }),
+			items: people(4),
+		});
+		expect(first.status).toBe('error');
+		const edited = customerParameters({
+			lastName: '={{ $json.last }} (edited)',
+			options: { concurrency: 1 },
+		});
+		const retried = await first.retry({ currentParameters: edited });
+		expect(retried.status).toBe('success');
+		expect([...received.entries()].sort()).toEqual([
+			[0, 2],
+			[1, 2],
+			[2, 2],
+			[3, 1],
+		]);
+	});
+
+	it('an item whose outcome was unknown (HTTP 500) fails again on the retry, without a request', async () => {
+		const { received, created } = service((item, seen) => (item === 2 && seen === 0 ? 500 : 200));
+		const first = await runInvoiceService({
+			parameters: customerParameters({ options: { concurrency: 1 } }),
+			items: people(4),
+		});
+		expect(first.status).toBe('error');
+		const retried = await first.retry();
+		expect(retried.status).toBe('error');
+		expect(String(retried.error?.description)).toMatch(/Not sent again/);
+		expect(String(retried.error?.description)).toMatch(
+			/Already created in this run before it stopped: item 0 \(cust_0_1\), item 1 \(cust_1_1\)/,
+		);
+		expect(received.get(2)).toBe(1);
+		expect(received.get(3)).toBeUndefined();
+		expect([...created.values()].every((count) => count === 1)).toBe(true);
+		expect(hintsOf(retried)).toBe('');
+	});
+
+	it('an invoice created before the stop comes back with its PDF downloaded again', async () => {
+		let invoices = 0;
+		nock(ORIGIN)
+			.post(`${API}/create-invoice`)
+			.times(3)
+			.reply((_uri, body) => {
+				if ((body as IDataObject).customer_id === 'cust_2' && invoices === 1) {
+					invoices++;
+					return [400, { status: 'error', message: 'try again' }];
+				}
+				invoices++;
+				const id = `inv_${invoices}`;
+				return [200, { invoice_id: id, status: 'sent', download_url: `${ORIGIN}/files/${id}.pdf` }];
+			});
+		const pdf = Buffer.from('%PDF-1.4 the first invoice');
+		const files = nock(ORIGIN)
+			.get(/\/files\/inv_\d\.pdf/)
+			.times(3)
+			.reply(200, pdf, { 'content-type': 'application/pdf' });
+		const first = await runInvoiceService({
+			parameters: invoiceParameters({
+				customerId: '={{ $json.customer }}',
+				options: { downloadPdf: true, concurrency: 1 },
+			}),
+			items: [{ customer: 'cust_1' }, { customer: 'cust_2' }],
+		});
+		expect(first.status).toBe('error');
+		const retried = await first.retry();
+		expect(retried.status).toBe('success');
+		expect(invoices).toBe(3);
+		expect(files.isDone()).toBe(true);
+		const [one, two] = retried.outputs[0];
+		expect([one.json.invoice_id, two.json.invoice_id]).toEqual(['inv_1', 'inv_3']);
+		expect((await getBinaryBuffer(one, 'data')).equals(pdf)).toBe(true);
+	});
+
+	it("n8n's record on the saved execution holds no binary data and no key", async () => {
+		service((item) => (item === 1 ? 400 : 200));
+		const first = await runInvoiceService({
+			parameters: customerParameters({ options: { concurrency: 1 } }),
+			items: people(2),
+		});
+		// The failed node's execute data, as n8n saves it with the execution (the input items are saved anyway).
+		const [executeData] = first.run.data.executionData!.nodeExecutionStack;
+		const record = JSON.stringify((executeData as unknown as IDataObject).invoiceServiceRunRecord);
+		expect(record).toContain('cust_0_1');
+		expect(record).not.toContain('test-key-42');
+		expect(record).not.toContain('ada0@example.com');
+		expect(JSON.stringify(first.run.data)).not.toContain('test-key-42');
+	});
+});
+
+describe('the stop report after Retry On Fail', () => {
+	/** Item 0 is refused (for sure) in every try, slowly in the first: meanwhile the other worker creates more. */
+	const slowRefusalOfItem0 = (other: (item: number, seen: number) => number = () => 200) => {
+		const received = new Map<number, number>();
+		const created: number[] = [];
+		nock(ORIGIN)
+			.post(`${API}/create-customer`)
+			.times(100)
+			.reply(async (_uri, body) => {
+				const item = itemOf(body);
+				const seen = received.get(item) ?? 0;
+				received.set(item, seen + 1);
+				if (item === 0) {
+					if (seen === 0) await sleep(400);
+					return [400, { status: 'error', message: 'refused 0' }];
+				}
+				const status = other(item, seen);
+				if (status !== 200) return [status, { status: 'error', message: `refused ${item}` }];
+				created.push(item);
+				return [200, { status: 'success', response: { id: `cust_${item}`, name: 'Ada' } }];
+			});
+		return { received, created };
+	};
+	const runTwoTries = async () =>
+		await runInvoiceService({
+			parameters: customerParameters({ options: { concurrency: 2 } }),
+			items: people(40),
+			retryOnFail: true,
+			maxTries: 2,
+			waitBetweenTries: 0,
+		});
+
+	it('lists every item any try created, whether or not the last try reached it', async () => {
+		const { created, received } = slowRefusalOfItem0();
+		const result = await runTwoTries();
+		expect(result.status).toBe('error');
+		expect(created.length).toBeGreaterThan(0);
+		// Nothing twice.
+		for (const item of created) expect(received.get(item)).toBe(1);
+		const description = String(result.error?.description);
+		const listed = [...description.matchAll(/item (\d+) \(cust_\d+\)/g)].map((m) => Number(m[1]));
+		expect(listed).toEqual([...created].sort((a, b) => a - b));
+		// What is not listed as created is counted as not sent, and adds up to all 40 items with item 0.
+		const notSent = Number(/(\d+) other item\(s\) were not sent/.exec(description)?.[1] ?? 0);
+		expect(1 + listed.length + notSent).toBe(40);
+	});
+
+	it('lists an item an earlier try may have carried out (no answer), whether or not the last try reached it', async () => {
+		const { received } = slowRefusalOfItem0((item) => (item === 1 ? 500 : 200));
+		const result = await runTwoTries();
+		expect(result.status).toBe('error');
+		expect(received.get(1)).toBe(1);
+		expect(String(result.error?.description)).toMatch(
+			/The service may have carried out item\(s\) 1 |Item 1 failed too: .*/,
+		);
+	});
+});
+
+const withKey = (run: Omit<InvoiceServiceRun, 'parameters'> & { options?: IDataObject }) => ({
+	parameters: customerParameters({
+		options: { idempotencyKey: '={{ $json.eventId }}', ...run.options },
+	}),
+	...run,
+});
+
+describe('Idempotency Key: the same event in another execution is not sent again', () => {
+	const nodeId = randomUUID();
+
+	it('a repeated key goes to Already Created with its key, and nothing is sent', async () => {
+		const { received } = service();
+		const first = await runInvoiceService(withKey({ items: people(3), nodeId }));
+		expect(first.outputs).toHaveLength(2);
+		expect(idsOf(first.outputs[0])).toEqual(['cust_0_1', 'cust_1_1', 'cust_2_1']);
+		expect(first.outputs[1]).toEqual([]);
+
+		const second = await runInvoiceService(withKey({ items: people(4), nodeId }));
+		expect(idsOf(second.outputs[0])).toEqual(['cust_3_1']);
+		expect(second.outputs[0][0].pairedItem).toEqual({ item: 3 });
+		expect(second.outputs[1].map((item) => [item.json.idempotencyKey, item.pairedItem])).toEqual([
+			['event-0', { item: 0 }],
+			['event-1', { item: 1 }],
+			['event-2', { item: 2 }],
+		]);
+		expect(second.outputs[1][0].json.alreadyCreated).toBe(true);
+		expect([...received.values()]).toEqual([1, 1, 1, 1]);
+		expect(hintsOf(second)).toMatch(
+			/3 item\(s\) were already created through this node in an earlier execution/,
+		);
+	});
+
+	it('a create refused for sure gives the key back: the re-delivery creates it (one, never none)', async () => {
+		const { created } = service((_item, seen) => (seen === 0 ? 400 : 200));
+		const first = await runInvoiceService(
+			withKey({ items: people(1), nodeId, onError: 'continueRegularOutput' }),
+		);
+		expect(first.outputs[0][0].json.error).toBeDefined();
+		const second = await runInvoiceService(withKey({ items: people(1), nodeId }));
+		expect(idsOf(second.outputs[0])).toEqual(['cust_0_1']);
+		expect(created.get(0)).toBe(1);
+	});
+
+	it('a create with an unknown outcome keeps its key: the re-delivery is not sent', async () => {
+		const { received } = service((_item, seen) => (seen === 0 ? 500 : 200));
+		await runInvoiceService(
+			withKey({ items: people(1), nodeId, onError: 'continueRegularOutput' }),
+		);
+		const second = await runInvoiceService(withKey({ items: people(1), nodeId }));
+		expect(second.outputs[0]).toEqual([]);
+		expect(second.outputs[1]).toHaveLength(1);
+		expect(received.get(0)).toBe(1);
+	});
+
+	it('two executions at once with the same key create once; two items of one run with one key too', async () => {
+		const { created } = service();
+		const [a, b] = await Promise.all([
+			runInvoiceService(withKey({ items: people(1), nodeId })),
+			runInvoiceService(withKey({ items: people(1), nodeId })),
+		]);
+		expect(created.get(0)).toBe(1);
+		expect([a.outputs[1].length, b.outputs[1].length].sort()).toEqual([0, 1]);
+
+		const twice = [people(2)[1], people(2)[1]];
+		const run = await runInvoiceService(
+			withKey({ items: twice, nodeId, options: { concurrency: 2 } }),
+		);
+		expect(created.get(1)).toBe(1);
+		expect(run.outputs[0]).toHaveLength(1);
+		expect(run.outputs[1]).toHaveLength(1);
+	});
+
+	it("a blank key is today's behaviour; a key that is not text or a number is an item error naming it", async () => {
+		const { received } = service();
+		const items = [
+			{ ...people(1)[0], eventId: '  ' },
+			{ ...people(2)[1], eventId: { id: 1 } },
+		];
+		const run = await runInvoiceService(
+			withKey({ items, nodeId, onError: 'continueRegularOutput' }),
+		);
+		const again = await runInvoiceService(withKey({ items: [items[0]], nodeId }));
+		expect(idsOf(run.outputs[0].slice(0, 1))).toEqual(['cust_0_1']);
+		expect(idsOf(again.outputs[0])).toEqual(['cust_0_2']);
+		const error = run.outputs[0][1].json.error as IDataObject;
+		expect(error.message).toMatch(/^Item 1: Idempotency Key must be text or a number/);
+		expect(error.description).toMatch(/Nothing was sent/);
+		expect(received.get(1)).toBeUndefined();
+	});
+
+	it('History Size: beyond it the oldest keys are forgotten', async () => {
+		const { created } = service();
+		await runInvoiceService(withKey({ items: people(3), nodeId, options: { historySize: 2 } }));
+		// Keys 1 and 2 are remembered, 0 is forgotten.
+		const [zero, , two] = people(3);
+		const second = await runInvoiceService(
+			withKey({ items: [zero, two], nodeId, options: { historySize: 2 } }),
+		);
+		expect(idsOf(second.outputs[0])).toEqual(['cust_0_2']);
+		expect(second.outputs[1].map((item) => item.json.idempotencyKey)).toEqual(['event-2']);
+		expect([...created.entries()].sort()).toEqual([
+			[0, 2],
+			[1, 1],
+			[2, 1],
+		]);
+	});
+
+	it('without a key the node has one output and asks nothing of the store', async () => {
+		service();
+		const run = await runInvoiceService({ parameters: customerParameters(), items: people(2) });
+		expect(run.outputs).toHaveLength(1);
+		expect(deduplicator.checks).toBe(0);
+	});
+});
