@@ -54,6 +54,7 @@ function redelivered(runs: (group: string, kind: string) => Runs): string[] {
 				each(found, (m) => m.duplicates),
 				each(found, (m) => m.lost),
 				each(found, (m) => m.answeredAlreadyCreated),
+				each(found, (m) => m.answeredError),
 				fmt(
 					med(found, (m) => m.createRequests),
 					0,
@@ -81,6 +82,7 @@ function redelivered(runs: (group: string, kind: string) => Runs): string[] {
 				'extra records (each run)',
 				'lost (each run)',
 				'answered "already created" (each run)',
+				'answered with an error (each run)',
 				'create requests',
 				'last invoice (s)',
 				'CPU per event (ms)',
