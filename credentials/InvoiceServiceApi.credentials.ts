@@ -6,7 +6,7 @@ import type {
 	IHttpRequestOptions,
 	INodeProperties,
 } from 'n8n-workflow';
-import { ApplicationError } from 'n8n-workflow';
+import { UserError } from 'n8n-workflow';
 
 import { readApiKey } from '../nodes/InvoiceService/helpers/apiKey';
 import { baseUrlExpression } from '../nodes/InvoiceService/helpers/baseUrl';
@@ -82,7 +82,7 @@ export class InvoiceServiceApi implements ICredentialType {
 		requestOptions: IHttpRequestOptions,
 	): Promise<IHttpRequestOptions> {
 		const reading = readApiKey(credentials.apiKey);
-		if ('problem' in reading) throw new ApplicationError(reading.problem);
+		if ('problem' in reading) throw new UserError(reading.problem);
 		return {
 			...requestOptions,
 			headers: { ...requestOptions.headers, Authorization: `Bearer ${reading.key}` },

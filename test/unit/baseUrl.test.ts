@@ -128,13 +128,13 @@ describe('the credential Test reads the Base URL with the same steps, in n8n’s
 
 describe('checkBaseUrl', () => {
 	it('accepts https', () => {
-		expect(checkBaseUrl('https://app.example.com/api/1.1/wf', false)).toBeNull();
+		expect(checkBaseUrl('https://app.example.com/api/1.1/wf', { allowHttp: false })).toBeNull();
 	});
 
 	it('refuses plain http to another host unless allowed', () => {
-		const problem = checkBaseUrl('http://app.example.com/api/1.1/wf', false);
+		const problem = checkBaseUrl('http://app.example.com/api/1.1/wf', { allowHttp: false });
 		expect(problem).toMatch(/plain http:\/\/.*unencrypted to app\.example\.com.*Allow Plain HTTP/);
-		expect(checkBaseUrl('http://app.example.com/api/1.1/wf', true)).toBeNull();
+		expect(checkBaseUrl('http://app.example.com/api/1.1/wf', { allowHttp: true })).toBeNull();
 	});
 
 	it.each([
@@ -142,12 +142,14 @@ describe('checkBaseUrl', () => {
 		'http://localhost/api/1.1/wf',
 		'http://[::1]:80/api/1.1/wf',
 	])('allows plain http to loopback %s', (url) => {
-		expect(checkBaseUrl(url, false)).toBeNull();
+		expect(checkBaseUrl(url, { allowHttp: false })).toBeNull();
 	});
 
 	it('explains a URL that is not one', () => {
-		expect(checkBaseUrl('https://exa mple.com/api/1.1/wf', false)).toMatch(/not a valid URL/);
-		expect(checkBaseUrl('ftp://app.example.com/api/1.1/wf', false)).toMatch(
+		expect(checkBaseUrl('https://exa mple.com/api/1.1/wf', { allowHttp: false })).toMatch(
+			/not a valid URL/,
+		);
+		expect(checkBaseUrl('ftp://app.example.com/api/1.1/wf', { allowHttp: false })).toMatch(
 			/must start with https/,
 		);
 	});
@@ -162,17 +164,21 @@ describe('checkBaseUrl', () => {
 
 describe('resolveBaseUrl', () => {
 	it('normalises, then checks', () => {
-		expect(resolveBaseUrl('app.example.com/api/1.1/wf/create-invoice?x=1', false)).toEqual({
+		expect(
+			resolveBaseUrl('app.example.com/api/1.1/wf/create-invoice?x=1', { allowHttp: false }),
+		).toEqual({
 			url: WF,
 		});
-		expect(resolveBaseUrl('http://app.example.com', false)).toEqual({
+		expect(resolveBaseUrl('http://app.example.com', { allowHttp: false })).toEqual({
 			problem: expect.stringMatching(/plain http/),
 		});
-		expect(resolveBaseUrl('ftp://app.example.com', false)).toEqual({
+		expect(resolveBaseUrl('ftp://app.example.com', { allowHttp: false })).toEqual({
 			problem: expect.stringMatching(/must start with https/),
 		});
-		expect(resolveBaseUrl('https://app.example.com/api/1.1/obj/user', true)).toEqual({
-			problem: expect.stringMatching(/Data API/),
-		});
+		expect(resolveBaseUrl('https://app.example.com/api/1.1/obj/user', { allowHttp: true })).toEqual(
+			{
+				problem: expect.stringMatching(/Data API/),
+			},
+		);
 	});
 });

@@ -37,6 +37,8 @@ describe('httpFailure', () => {
 		const failure = httpFailure({ httpCode, serviceMessage, bodyKind: 'json' }, call);
 		expect(failure.message).toBe(message);
 		expect(failure.retryable).toBe(retryable);
+		// The retryable answers are exactly the service's "slow down" ones.
+		expect(failure.slowDown === true).toBe(retryable);
 		expect(failure.httpCode).toBe(httpCode);
 	});
 
@@ -76,6 +78,8 @@ describe('networkFailure', () => {
 			retryable: true,
 			message: 'Cannot find the host app.example.com: check the Base URL in the credential',
 		});
+		// Retryable, but nobody said "slow down": nobody else pauses for it.
+		expect(networkFailure('ECONNREFUSED', 'connect ECONNREFUSED', call).slowDown).toBeUndefined();
 	});
 
 	it('never retries a timeout or a reset, and says the outcome is unknown', () => {

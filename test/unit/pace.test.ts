@@ -38,7 +38,7 @@ describe('the pace of a rate-limited service', () => {
 		const t0 = Date.now();
 		await acceptedAtOnce(service, 10);
 		const refused = await servicePace.turn(service);
-		servicePace.refused(service, refused, 1000, true);
+		servicePace.refused(service, refused, { waitMs: 1000, rateLimited: true });
 
 		const { starts } = queue(service, 5, t0);
 		await jest.advanceTimersByTimeAsync(999);
@@ -55,7 +55,7 @@ describe('the pace of a rate-limited service', () => {
 		const t0 = Date.now();
 		await acceptedAtOnce(service, 10);
 		const first = await servicePace.turn(service);
-		servicePace.refused(service, first, 1000, true); // 9.5 a second from t0 + 1000
+		servicePace.refused(service, first, { waitMs: 1000, rateLimited: true }); // 9.5 a second from t0 + 1000
 
 		const { starts, turns } = queue(service, 30, t0);
 		// The first 20 are let go (by t0 + 1000 + 19 × 105.3 ≈ 3000) and accepted.
@@ -66,7 +66,7 @@ describe('the pace of a rate-limited service', () => {
 		await jest.advanceTimersByTimeAsync(100);
 		const second = await turns[20];
 		expect(second.at - t0).toBeGreaterThanOrEqual(3100);
-		servicePace.refused(service, second, 1000, true);
+		servicePace.refused(service, second, { waitMs: 1000, rateLimited: true });
 		const measured = (20 * 1000) / (second.at - first.at);
 
 		await jest.advanceTimersByTimeAsync(10_000);
@@ -84,11 +84,11 @@ describe('the pace of a rate-limited service', () => {
 		const t0 = Date.now();
 		await acceptedAtOnce(service, 20);
 		const first = await servicePace.turn(service);
-		servicePace.refused(service, first, 1000, true); // 19 a second
+		servicePace.refused(service, first, { waitMs: 1000, rateLimited: true }); // 19 a second
 		const { starts, turns } = queue(service, 6, t0);
 		await jest.advanceTimersByTimeAsync(1000);
 		// The first request after the pause is refused too (the limit had not come back yet).
-		servicePace.refused(service, await turns[0], 1000, true);
+		servicePace.refused(service, await turns[0], { waitMs: 1000, rateLimited: true });
 		await jest.advanceTimersByTimeAsync(5000);
 		expect(starts).toHaveLength(6);
 		// Nothing accepted since the first refusal, yet 19 × ½ = 9.5 a second (105 ms apart), never one a second.
@@ -101,9 +101,9 @@ describe('the pace of a rate-limited service', () => {
 		const t0 = Date.now();
 		await acceptedAtOnce(service, 10);
 		const inFlight: Turn[] = [await servicePace.turn(service), await servicePace.turn(service)];
-		servicePace.refused(service, inFlight[0], 1000, true); // 10 sent before it: 9.5 a second
+		servicePace.refused(service, inFlight[0], { waitMs: 1000, rateLimited: true }); // 10 sent before it: 9.5 a second
 		await jest.advanceTimersByTimeAsync(200);
-		servicePace.refused(service, inFlight[1], 1000, true); // the same overload, answered later
+		servicePace.refused(service, inFlight[1], { waitMs: 1000, rateLimited: true }); // the same overload, answered later
 
 		const { starts } = queue(service, 4, t0);
 		await jest.advanceTimersByTimeAsync(5000);
@@ -116,7 +116,7 @@ describe('the pace of a rate-limited service', () => {
 		const service = freshService();
 		const t0 = Date.now();
 		const unavailable = await servicePace.turn(service);
-		servicePace.refused(service, unavailable, 500, false);
+		servicePace.refused(service, unavailable, { waitMs: 500, rateLimited: false });
 		const { starts } = queue(service, 5, t0);
 		await jest.advanceTimersByTimeAsync(500);
 		expect(starts).toEqual([500, 500, 500, 500, 500]);
@@ -127,7 +127,7 @@ describe('the pace of a rate-limited service', () => {
 		expect(servicePace.activeServices()).toBe(0);
 		const service = freshService();
 		const refused = await servicePace.turn(service);
-		servicePace.refused(service, refused, 40_000, false);
+		servicePace.refused(service, refused, { waitMs: 40_000, rateLimited: false });
 		const { starts } = queue(service, 1, Date.now());
 		await jest.advanceTimersByTimeAsync(35_000);
 		expect(servicePace.activeServices()).toBe(1); // 35 s idle, but a request is waiting

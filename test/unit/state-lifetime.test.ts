@@ -128,7 +128,7 @@ describe('the process-wide pace of a service and key', () => {
 	it('holds every caller of the service until the pause is over, and leaves nothing behind after it', async () => {
 		const service = serviceIdentity('https://paced.example.com', 'k');
 		const turn = await servicePace.turn(service);
-		servicePace.refused(service, turn, 300, true);
+		servicePace.refused(service, turn, { waitMs: 300, rateLimited: true });
 		const before = Date.now();
 		// Two other callers (other executions) of the same service and key wait for the same moment.
 		const starts = await Promise.all([servicePace.turn(service), servicePace.turn(service)]);
@@ -153,7 +153,7 @@ describe('the process-wide pace of a service and key', () => {
 			servicePace.accepted(service);
 		}
 		const refused = await servicePace.turn(service);
-		servicePace.refused(service, refused, 0, true);
+		servicePace.refused(service, refused, { waitMs: 0, rateLimited: true });
 		// 10 accepted in the last second: about 9.5 per second from now on.
 		const starts = await Promise.all(Array.from({ length: 4 }, () => servicePace.turn(service)));
 		// Slots are fixed in time (about 105 ms apart from the first): a late wake-up on a busy machine delays one

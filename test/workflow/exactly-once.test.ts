@@ -182,6 +182,30 @@ describe('a failed execution retried from the executions list never creates agai
 		expect((await getBinaryBuffer(one, 'data')).equals(pdf)).toBe(true);
 	});
 
+	it('an invoice whose PDF failed after it was created: the next try only downloads the PDF', async () => {
+		const creates = nock(ORIGIN)
+			.post(`${API}/create-invoice`)
+			.once()
+			.reply(200, {
+				invoice_id: 'inv_1',
+				status: 'sent',
+				download_url: `${ORIGIN}/files/inv_1.pdf`,
+			});
+		const pdf = Buffer.from('%PDF-1.4 inv_1');
+		nock(ORIGIN).get('/files/inv_1.pdf').once().reply(404, 'not yet');
+		nock(ORIGIN).get('/files/inv_1.pdf').once().reply(200, pdf);
+		const result = await runInvoiceService({
+			parameters: invoiceParameters({ options: { downloadPdf: true } }),
+			retryOnFail: true,
+			maxTries: 2,
+			waitBetweenTries: 0,
+		});
+		expect(result.status).toBe('success');
+		expect(creates.isDone()).toBe(true);
+		expect(result.outputs[0][0].json.invoice_id).toBe('inv_1');
+		expect((await getBinaryBuffer(result.outputs[0][0], 'data')).equals(pdf)).toBe(true);
+	});
+
 	it("n8n's record on the saved execution holds no binary data and no key", async () => {
 		service((item) => (item === 1 ? 400 : 200));
 		const first = await runInvoiceService({
@@ -368,5 +392,23 @@ describe('Idempotency Key: the same event in another execution is not sent again
 		const run = await runInvoiceService({ parameters: customerParameters(), items: people(2) });
 		expect(run.outputs).toHaveLength(1);
 		expect(deduplicator.checks).toBe(0);
+	});
+});
+
+describe('Idempotency Key in the AI tool variant', () => {
+	it('a repeated key answers the model that it was already created, with its key, and sends nothing', async () => {
+		const { received } = service();
+		const nodeId = randomUUID();
+		const first = await runInvoiceService(withKey({ items: people(1), nodeId, asTool: true }));
+		expect(first.outputs[0].map((item) => item.json)).toEqual([{ id: 'cust_0_1', name: 'Ada' }]);
+		const second = await runInvoiceService(withKey({ items: people(1), nodeId, asTool: true }));
+		expect(second.outputs[0].map((item) => item.json)).toEqual([
+			{
+				idempotencyKey: 'event-0',
+				alreadyCreated: true,
+				message: expect.stringMatching(/not sent again/),
+			},
+		]);
+		expect(received.get(0)).toBe(1);
 	});
 });

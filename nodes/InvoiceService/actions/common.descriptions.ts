@@ -91,7 +91,7 @@ export interface RunOptions extends ClientOptions {
 export function readNumberOption(
 	options: IDataObject,
 	option: NumberOption,
-	whole = false,
+	{ whole = false }: { whole?: boolean } = {},
 ): number {
 	const { minValue, maxValue } = option.typeOptions;
 	const value = optionalNumber(options[option.name], option.displayName, {
@@ -105,7 +105,7 @@ export function readNumberOption(
 /** The run options as the router uses them, from the Options collection (of the first item). Throws FieldError. */
 export function readRunOptions(options: IDataObject): RunOptions {
 	return {
-		concurrency: readNumberOption(options, concurrency, true),
+		concurrency: readNumberOption(options, concurrency, { whole: true }),
 		timeoutMs: readNumberOption(options, timeout),
 		maxRetryWaitMs: readNumberOption(options, maxRetryWait) * 1000,
 	};

@@ -57,7 +57,7 @@ export class IdempotencyKeys {
 	/** The keys of this run, or undefined when the node has no Idempotency Key set (today's behaviour). */
 	static of(context: IExecuteFunctions, options: IDataObject): IdempotencyKeys | undefined {
 		if (!keysConfigured(context.getNode().parameters)) return undefined;
-		const historySize = readNumberOption(options, historySizeOption, true);
+		const historySize = readNumberOption(options, historySizeOption, { whole: true });
 		const scope = `${context.getWorkflow().id ?? ''} ${context.getNode().id}`;
 		return new IdempotencyKeys(context, scope, historySize);
 	}

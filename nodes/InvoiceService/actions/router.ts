@@ -3,7 +3,8 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { prepareAheadAndSend } from '../helpers/pool';
 import { FieldError } from '../helpers/validate';
-import { mayHaveActed, ServiceClient } from '../transport/request';
+import { mayHaveActed } from '../transport/nodeError';
+import { ServiceClient } from '../transport/request';
 import { readRunOptions, type RunOptions } from './common.descriptions';
 import * as customer from './customer';
 import { IdempotencyKeys, keysConfigured } from './idempotencyKeys';

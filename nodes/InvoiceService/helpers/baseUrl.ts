@@ -93,12 +93,17 @@ export function isLoopbackHost(hostname: string): boolean {
 	return LOOPBACK_HOSTS.has(hostname) || /^127(\.\d{1,3}){3}$/.test(hostname);
 }
 
+/** Whether the credential's "Allow Plain HTTP" is on. */
+export interface HttpAllowed {
+	allowHttp: boolean;
+}
+
 /**
  * Checks a normalised base URL: it must be an absolute http(s) URL, and plain http is refused unless the host
  * is loopback or the user explicitly allowed it (the API key would otherwise travel unencrypted).
  * Returns a problem description a person can act on, or `null` when the URL is usable.
  */
-export function checkBaseUrl(baseUrl: string, allowHttp: boolean): string | null {
+export function checkBaseUrl(baseUrl: string, { allowHttp }: HttpAllowed): string | null {
 	let url: URL;
 	try {
 		url = new URL(baseUrl);
@@ -114,9 +119,9 @@ export function checkBaseUrl(baseUrl: string, allowHttp: boolean): string | null
 }
 
 /** The Base URL the node calls, or the one problem that keeps it from being used. */
-export function resolveBaseUrl(input: string, allowHttp: boolean): BaseUrlReading {
+export function resolveBaseUrl(input: string, allowed: HttpAllowed): BaseUrlReading {
 	const reading = normalizeBaseUrl(input);
 	if ('problem' in reading) return reading;
-	const problem = checkBaseUrl(reading.url, allowHttp);
+	const problem = checkBaseUrl(reading.url, allowed);
 	return problem ? { problem } : reading;
 }

@@ -7,6 +7,14 @@ export interface RawResponse {
 	body: unknown;
 }
 
+/**
+ * How one request ended: an answer (with the signals that can still cut its body short, and `abort` to give up
+ * on it), or no answer at all (`deadlineHit` when the total deadline cut it off).
+ */
+export type Sent =
+	| { raw: RawResponse; deadline: AbortSignal; signal: AbortSignal; abort: () => void }
+	| { error: unknown; deadlineHit: boolean };
+
 /** What kind of body came back: `binary` for a file download, whose body is not read as text. */
 export type BodyKind = 'json' | 'html' | 'text' | 'empty' | 'binary';
 

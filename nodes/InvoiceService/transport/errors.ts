@@ -12,6 +12,11 @@ export interface Failure {
 	description?: string;
 	/** True only when the service certainly did not act on the request, so sending it again is safe. */
 	retryable: boolean;
+	/**
+	 * The service said "slow down" (429, 503): it did not act, and asks for fewer requests for a while. Only
+	 * these answers are retried, and from the service's workflow API they pause everybody using the same key.
+	 */
+	slowDown?: boolean;
 	retryAfterMs?: number;
 	/**
 	 * The service acted on the request, or may have (no answer, a server error, an answer without an id): the
@@ -19,6 +24,9 @@ export interface Failure {
 	 */
 	serviceMayHaveActed?: boolean;
 }
+
+/** One attempt's end: the value, or how it failed. */
+export type Attempt<T> = { ok: true; value: T } | { ok: false; failure: Failure };
 
 export interface CallContext {
 	/** The endpoint, e.g. "create-customer", for messages. */
@@ -46,8 +54,11 @@ interface Answer extends AnswerFailure {
 	call: CallContext;
 }
 
-/** The statuses only the service's own rule makes safe to send again: it did not act on the request. */
-const RETRYABLE_STATUSES = new Set([429, 503]);
+/**
+ * The statuses that say "slow down": by the service's own rule it did not act on the request, so they are the
+ * only answers safe to send again.
+ */
+const SLOW_DOWN_STATUSES = new Set([429, 503]);
 
 /** What each HTTP status means to the user; a status not listed is worded by `otherStatus`. */
 const STATUS_WORDS: Record<number, (answer: Answer) => Words> = {
@@ -133,7 +144,9 @@ export function httpFailure(failure: AnswerFailure, call: CallContext): Failure 
 	return {
 		httpCode,
 		...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-		retryable: RETRYABLE_STATUSES.has(httpCode),
+		...(SLOW_DOWN_STATUSES.has(httpCode)
+			? { retryable: true, slowDown: true }
+			: { retryable: false }),
 		...words,
 	};
 }
@@ -205,6 +218,17 @@ export function networkFailure(
 			: `The connection to ${host} broke before the answer to ${call.endpoint} arrived. ${UNKNOWN_OUTCOME}`,
 		description: `${code ?? 'network error'}: ${rawMessage}`,
 	};
+}
+
+/** A request that got no (whole) HTTP answer. A GET is safe to send again whatever broke; a POST may not be. */
+export function noAnswerFailure(
+	error: unknown,
+	call: CallContext,
+	{ safeToRepeat }: { safeToRepeat: boolean },
+): Failure {
+	const message = error instanceof Error ? error.message : String(error);
+	const failure = networkFailure(findErrorCode(error), message, call);
+	return safeToRepeat ? { ...failure, retryable: true } : failure;
 }
 
 /** Seconds for messages: "3 s", "0.5 s". */

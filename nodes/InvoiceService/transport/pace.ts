@@ -108,7 +108,11 @@ class ServicePace {
 	 * The service said "slow down" to the request of `turn`: everybody pauses for `waitMs`, and on a 429 the
 	 * pace is set from what the service allowed (unless this is an echo of an earlier refusal).
 	 */
-	refused(service: string, turn: Turn, waitMs: number, rateLimited: boolean): void {
+	refused(
+		service: string,
+		turn: Turn,
+		{ waitMs, rateLimited }: { waitMs: number; rateLimited: boolean },
+	): void {
 		const state = this.state(service);
 		const now = Date.now();
 		state.pausedUntil = Math.max(state.pausedUntil, now + waitMs);

@@ -3,26 +3,33 @@ import type {
 	IDataObject,
 	IExecuteFunctions,
 	IHttpRequestOptions,
-	JsonObject,
 } from 'n8n-workflow';
 import { NodeApiError, sleep } from 'n8n-workflow';
 
 import { readApiKey } from '../helpers/apiKey';
 import { resolveBaseUrl } from '../helpers/baseUrl';
-import { interpretResponse, type RawResponse } from './envelope';
 import {
+	isFetchable,
+	notAPdf,
+	type PdfDownload,
+	type PdfFile,
+	receiveFile,
+	unusableUrl,
+} from './download';
+import { interpretResponse, type RawResponse, type Sent } from './envelope';
+import {
+	type Attempt,
 	type CallContext,
 	createdButNoPdf,
 	deadlineFailure,
-	downloadDeadlineFailure,
 	type Failure,
-	fileTooLarge,
 	findErrorCode,
 	httpFailure,
 	keyRefusedEarlier,
-	networkFailure,
+	noAnswerFailure,
 	unexpectedAnswer,
 } from './errors';
+import { credentialProblem, type FailedItem, nodeApiError } from './nodeError';
 import { RunLog } from './runLog';
 import { backoffMs, serviceIdentity, servicePace } from './pace';
 
@@ -41,16 +48,6 @@ export interface PostOptions {
 	requiredField: string;
 	/** The message a 409 should carry for this call. */
 	conflictMessage?: string;
-}
-
-export interface PdfDownload {
-	/** The invoice that was created: every failure of the download says it exists. */
-	invoiceId: string;
-	/** The invoice's download_url, as the service gave it (checked here). */
-	url: unknown;
-	itemIndex: number;
-	/** A larger file is refused at this many bytes, without reading the rest. */
-	maxBytes: number;
 }
 
 /**
@@ -75,15 +72,16 @@ export class ServiceClient {
 	/** Reads and checks the credential; throws (before anything is sent) when it cannot be used. */
 	static async create(context: IExecuteFunctions, options: ClientOptions): Promise<ServiceClient> {
 		const credentials = await context.getCredentials(CREDENTIAL_TYPE);
-		const reading = resolveBaseUrl(
-			String(credentials.baseUrl ?? ''),
-			credentials.allowHttp === true,
-		);
+		const reading = resolveBaseUrl(String(credentials.baseUrl ?? ''), {
+			allowHttp: credentials.allowHttp === true,
+		});
 		if ('problem' in reading) {
-			throw credentialProblem(context, reading.problem, 'Correct the Base URL');
+			throw credentialProblem(context.getNode(), reading.problem, 'Correct the Base URL');
 		}
 		const key = readApiKey(credentials.apiKey);
-		if ('problem' in key) throw credentialProblem(context, key.problem, 'Correct the API Key');
+		if ('problem' in key) {
+			throw credentialProblem(context.getNode(), key.problem, 'Correct the API Key');
+		}
 		const log = new RunLog(context.logger, context.getNode().name);
 		const service = serviceIdentity(originOf(reading.url), key.key);
 		return new ServiceClient(context, reading.url, options, credentials, service, log);
@@ -107,14 +105,14 @@ export class ServiceClient {
 			ignoreHttpStatusErrors: true,
 			sendCredentialsOnCrossOriginRedirect: false,
 		};
-		return await this.withRetries(call, itemIndex, true, async () => {
-			const sent = await this.send(request, itemIndex, true);
+		return await this.withRetries(call, { itemIndex, serviceCall: true }, async () => {
+			const sent = await this.send(request, { itemIndex, withKey: true });
 			if ('error' in sent) {
 				// Cut by the deadline, or broken after it reached the service: it may have acted, so it is never sent
 				// again. Only a request that surely never arrived (refused, no such host) is retried.
 				const failure = sent.deadlineHit
 					? deadlineFailure(call, this.options.timeoutMs)
-					: noAnswerFailure(sent.error, call, false);
+					: noAnswerFailure(sent.error, call, { safeToRepeat: false });
 				return { ok: false, failure };
 			}
 			const outcome = interpretResponse(sent.raw);
@@ -127,24 +125,14 @@ export class ServiceClient {
 	}
 
 	/**
-	 * Downloads the PDF of an invoice that was just created. The API key goes only to the service's own origin:
-	 * a download URL on any other host (a CDN, a storage bucket) is fetched without it. GET is safe to repeat,
-	 * so a connection that broke is retried; a file cut by the deadline or over the size limit is not. Every
-	 * failure says that the invoice exists, formatted once here, with the HTTP code kept.
+	 * Downloads the PDF of an invoice that was just created (download.ts reads and checks the file). The API key
+	 * goes only to the service's own origin: a download URL on any other host (a CDN, a storage bucket) is fetched
+	 * without it. Every failure says that the invoice exists, formatted once here, with the HTTP code kept.
 	 */
-	async downloadPdf({
-		invoiceId,
-		url,
-		itemIndex,
-		maxBytes,
-	}: PdfDownload): Promise<{ data: Buffer; contentType?: string }> {
+	async downloadPdf({ invoiceId, url, itemIndex, maxBytes }: PdfDownload): Promise<PdfFile> {
 		const call: CallContext = { endpoint: 'the PDF download', url: String(url) };
 		const asCreated = (failure: Failure) => createdButNoPdf(failure, invoiceId);
-		if (typeof url !== 'string' || !/^https?:\/\//i.test(url)) {
-			const given = JSON.stringify(url ?? null);
-			const message = `the service gave no usable download_url (got ${given})`;
-			throw this.toError(asCreated({ retryable: false, message }), itemIndex);
-		}
+		if (!isFetchable(url)) throw this.toError(asCreated(unusableUrl(url)), { itemIndex });
 		const request: IHttpRequestOptions = {
 			method: 'GET',
 			url,
@@ -155,57 +143,16 @@ export class ServiceClient {
 			sendCredentialsOnCrossOriginRedirect: false,
 		};
 		const sameOrigin = originOf(url) === originOf(this.baseUrl);
+		const limits = { call, maxBytes, timeoutMs: this.options.timeoutMs };
 		// Not paced with the service's calls: a rate limit counts the workflow calls, and the file often comes
 		// from another host (a CDN) anyway.
-		const file = await this.withRetries(
-			call,
-			itemIndex,
-			false,
-			async () => {
-				const sent = await this.send(request, itemIndex, sameOrigin);
-				if ('error' in sent) {
-					if (sent.deadlineHit) {
-						return { ok: false, failure: downloadDeadlineFailure(this.options.timeoutMs) };
-					}
-					return { ok: false, failure: noAnswerFailure(sent.error, call, true) };
-				}
-				const { raw } = sent;
-				if (raw.statusCode < 200 || raw.statusCode > 299) {
-					sent.abort();
-					discard(raw.body);
-					const failure = httpFailure({ httpCode: raw.statusCode, bodyKind: 'binary' }, call);
-					// Only "slow down" answers keep their meaning for a file; anything else is just the file missing.
-					if (failure.retryable) return { ok: false, failure };
-					const message = `${url} answered HTTP ${raw.statusCode}`;
-					return { ok: false, failure: { httpCode: raw.statusCode, retryable: false, message } };
-				}
-				const body = await readAtMost(raw, maxBytes, sent.signal);
-				// Refused or broken: abort the request itself, which closes the socket (destroying the body
-				// stream alone leaves it open when the helper hands over a wrapper stream).
-				if (!('data' in body)) sent.abort();
-				if ('tooLarge' in body) {
-					return { ok: false, failure: fileTooLarge(maxBytes, body.announced) };
-				}
-				if ('error' in body) {
-					if (sent.deadline.aborted) {
-						return { ok: false, failure: downloadDeadlineFailure(this.options.timeoutMs) };
-					}
-					// The execution was stopped while the file came in: not a service failure.
-					if (sent.signal.aborted) throw body.error;
-					return { ok: false, failure: noAnswerFailure(body.error, call, true) };
-				}
-				const contentType = raw.headers?.['content-type'];
-				return {
-					ok: true,
-					value: { data: body.data, ...(typeof contentType === 'string' ? { contentType } : {}) },
-				};
-			},
-			asCreated,
-		);
-		if (file.data.subarray(0, 5).toString('latin1') !== '%PDF-') {
-			const message = `what came back from ${url} is not a PDF (content type ${file.contentType ?? 'unknown'}, ${file.data.length} bytes)`;
-			throw this.toError(asCreated({ retryable: false, message }), itemIndex);
-		}
+		const retries = { itemIndex, serviceCall: false, finalize: asCreated };
+		const file = await this.withRetries(call, retries, async () => {
+			const sent = await this.send(request, { itemIndex, withKey: sameOrigin });
+			return await receiveFile(sent, limits);
+		});
+		const wrong = notAPdf(file, url);
+		if (wrong) throw this.toError(asCreated(wrong), { itemIndex });
 		return file;
 	}
 
@@ -218,12 +165,8 @@ export class ServiceClient {
 	 */
 	private async send(
 		request: IHttpRequestOptions,
-		itemIndex: number,
-		withKey: boolean,
-	): Promise<
-		| { raw: RawResponse; deadline: AbortSignal; signal: AbortSignal; abort: () => void }
-		| { error: unknown; deadlineHit: boolean }
-	> {
+		{ itemIndex, withKey }: { itemIndex: number; withKey: boolean },
+	): Promise<Sent> {
 		const deadline = AbortSignal.timeout(this.options.timeoutMs);
 		const stop = new AbortController();
 		const cancel = this.context.getExecutionCancelSignal?.();
@@ -276,17 +219,11 @@ export class ServiceClient {
 
 	/**
 	 * Runs one attempt after another until it succeeds, fails for good, or the item's wait budget is spent.
-	 * A `serviceCall` (to the service's workflow API, not a file host) takes its turn in the process-wide pace of
-	 * this service and key first, a "slow down" answer to it pauses everybody who uses them, and after a 401 to it
-	 * nothing more is sent in this run.
-	 * `finalize` gives the final failure its last words (e.g. "the invoice was created, but...").
 	 */
 	private async withRetries<T>(
 		call: CallContext,
-		itemIndex: number,
-		serviceCall: boolean,
+		{ itemIndex, serviceCall, finalize = (failure) => failure }: Retries,
 		attempt: () => Promise<Attempt<T>>,
-		finalize: (failure: Failure) => Failure = (failure) => failure,
 	): Promise<T> {
 		let waitedMs = 0;
 		for (let attemptNo = 0; ; attemptNo++) {
@@ -297,9 +234,7 @@ export class ServiceClient {
 			// The key may have been refused to another item while this one waited for its turn.
 			if (this.keyRefused) throw this.notSentKeyRefused(itemIndex, finalize);
 			const outcome = await attempt();
-			// Only "slow down" answers (429, 503) are retryable and carry an HTTP code.
-			const slowDown =
-				!outcome.ok && outcome.failure.retryable && outcome.failure.httpCode !== undefined;
+			const slowDown = !outcome.ok && outcome.failure.slowDown === true;
 			if (serviceCall && !slowDown && (outcome.ok || outcome.failure.httpCode !== undefined)) {
 				servicePace.accepted(this.service);
 			}
@@ -312,12 +247,17 @@ export class ServiceClient {
 			// A service that says "slow down" means it for everybody using this key, not just this request, and
 			// whether or not this item still has the time to wait for it.
 			const shared = turn !== undefined && slowDown;
-			if (shared) servicePace.refused(this.service, turn, delayMs, result.httpCode === 429);
+			if (shared) {
+				const rateLimited = result.httpCode === 429;
+				servicePace.refused(this.service, turn, { waitMs: delayMs, rateLimited });
+			}
 			if (!result.retryable || waitedMs + delayMs > this.options.maxRetryWaitMs) {
 				if (result.retryable) this.log.gaveUp(itemIndex, call.endpoint, result, waitedMs);
-				throw this.toError(finalize(result), itemIndex, result.retryable ? waitedMs : undefined);
+				const { maxRetryWaitMs } = this.options;
+				const gaveUp = result.retryable ? { waitedMs, maxRetryWaitMs } : undefined;
+				throw this.toError(finalize(result), { itemIndex, gaveUp });
 			}
-			this.log.waiting(itemIndex, call.endpoint, result, delayMs, shared);
+			this.log.waiting(itemIndex, call.endpoint, result, { delayMs, shared });
 			if (!shared) await sleep(delayMs);
 			waitedMs += delayMs;
 		}
@@ -328,52 +268,26 @@ export class ServiceClient {
 		finalize: (failure: Failure) => Failure,
 	): NodeApiError {
 		this.log.keyRefusedNotSent();
-		return this.toError(finalize(keyRefusedEarlier()), itemIndex);
+		return this.toError(finalize(keyRefusedEarlier()), { itemIndex });
 	}
 
-	private toError(failure: Failure, itemIndex: number, waitedMs?: number): NodeApiError {
-		const gaveUp =
-			waitedMs !== undefined
-				? ` Retried for ${Math.round(waitedMs / 1000)} s (Max Retry Wait: ${Math.round(this.options.maxRetryWaitMs / 1000)} s), then gave up.`
-				: '';
-		const retryAfter =
-			failure.retryAfterMs !== undefined
-				? ` The service asked to wait ${Math.ceil(failure.retryAfterMs / 1000)} s.`
-				: '';
-		const description = `${failure.description ?? ''}${retryAfter}${gaveUp}`.trim();
-		// A plain object, never the request error itself: that one carries the request's headers.
-		const safeResponse: JsonObject = {
-			message: failure.message,
-			...(failure.httpCode ? { httpCode: failure.httpCode } : {}),
-		};
-		const error = new NodeApiError(this.context.getNode(), safeResponse, {
-			message: failure.message,
-			...(description ? { description } : {}),
-			...(failure.httpCode ? { httpCode: String(failure.httpCode) } : {}),
-			itemIndex,
-		});
-		if (failure.serviceMayHaveActed) serviceMayHaveActed.add(error);
-		return error;
+	private toError(failure: Failure, item: FailedItem): NodeApiError {
+		return nodeApiError(this.context.getNode(), failure, item);
 	}
 }
 
-/** Errors of requests the service acted on, or may have: sending them again could create a duplicate. */
-const serviceMayHaveActed = new WeakSet<Error>();
-
-/** Whether the item's request was (or may have been) carried out by the service although the item failed. */
-export function mayHaveActed(error: unknown): boolean {
-	return error instanceof Error && serviceMayHaveActed.has(error);
+/** How `withRetries` treats one item's call. */
+interface Retries {
+	itemIndex: number;
+	/**
+	 * A call to the service's workflow API, not a file host: it takes its turn in the process-wide pace of this
+	 * service and key first, a "slow down" answer to it pauses everybody who uses them, and after a 401 to it
+	 * nothing more is sent in this run.
+	 */
+	serviceCall: boolean;
+	/** Gives the final failure its last words (e.g. "the invoice was created, but..."). */
+	finalize?: (failure: Failure) => Failure;
 }
-
-/** A credential that cannot be used: found before anything is sent. */
-function credentialProblem(context: IExecuteFunctions, problem: string, fix: string): NodeApiError {
-	return new NodeApiError(context.getNode(), { message: problem } as JsonObject, {
-		message: problem,
-		description: `Nothing was sent. ${fix} in the Invoice Service API credential.`,
-	});
-}
-
-type Attempt<T> = { ok: true; value: T } | { ok: false; failure: Failure };
 
 function originOf(url: string): string {
 	try {
@@ -381,58 +295,6 @@ function originOf(url: string): string {
 	} catch {
 		return '';
 	}
-}
-
-/** A request that got no (whole) HTTP answer. A GET is safe to send again whatever broke; a POST may not be. */
-function noAnswerFailure(error: unknown, call: CallContext, safeToRepeat: boolean): Failure {
-	const message = error instanceof Error ? error.message : String(error);
-	const failure = networkFailure(findErrorCode(error), message, call);
-	return safeToRepeat ? { ...failure, retryable: true } : failure;
-}
-
-type Body = { data: Buffer } | { tooLarge: true; announced?: number } | { error: unknown };
-
-/**
- * Reads a streamed body into memory, but never more than `maxBytes`: a Content-Length over the limit is
- * refused before the first byte, and a body that grows past it (no length, or a false one) is stopped there.
- * Either way the stream is destroyed, which closes the socket. An abort of `signal` (the deadline) does the same.
- */
-async function readAtMost(raw: RawResponse, maxBytes: number, signal: AbortSignal): Promise<Body> {
-	const { body } = raw;
-	if (Buffer.isBuffer(body)) return body.length > maxBytes ? { tooLarge: true } : { data: body };
-	const stream = body as NodeJS.ReadableStream & { destroy(error?: Error): void };
-	const announced = Number(raw.headers?.['content-length']);
-	if (Number.isFinite(announced) && announced > maxBytes) {
-		stream.destroy();
-		return { tooLarge: true, announced };
-	}
-	const stop = () => stream.destroy(new Error('The request was cut off by the deadline'));
-	if (signal.aborted) stop();
-	signal.addEventListener('abort', stop, { once: true });
-	const chunks: Buffer[] = [];
-	let size = 0;
-	try {
-		for await (const chunk of stream) {
-			const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
-			size += bytes.length;
-			if (size > maxBytes) {
-				stream.destroy();
-				return { tooLarge: true };
-			}
-			chunks.push(bytes);
-		}
-	} catch (error) {
-		return { error };
-	} finally {
-		signal.removeEventListener('abort', stop);
-	}
-	return { data: Buffer.concat(chunks, size) };
-}
-
-/** An answer whose body is not wanted: a stream left unread would keep its socket. */
-function discard(body: unknown): void {
-	const stream = body as { destroy?: () => void } | undefined;
-	if (typeof stream?.destroy === 'function') stream.destroy();
 }
 
 /** A user stopping the execution is not a service failure: let n8n handle it. */

@@ -30,8 +30,7 @@ export class RunLog {
 		itemIndex: number,
 		endpoint: string,
 		failure: Failure,
-		delayMs: number,
-		shared: boolean,
+		{ delayMs, shared }: { delayMs: number; shared: boolean },
 	): void {
 		this.itemsRetried.add(itemIndex);
 		this.retries++;
