@@ -11,6 +11,8 @@ export interface StormOptions {
 	withinMs: number;
 	/** Requests in flight at most. */
 	concurrency: number;
+	/** When each request is due, in ms after the first (non-decreasing); instead of evenly over withinMs. */
+	offsetsMs?: number[];
 	/** The JSON body of event i. */
 	body(i: number): unknown;
 	/** An answer that has not come after this long counts as a failure (status 0). */
@@ -82,7 +84,7 @@ export async function storm(opts: StormOptions): Promise<StormResult> {
 	let lastSent = startedAt;
 	try {
 		for (let i = 0; i < opts.events; i++) {
-			const due = startedAt + i * gapMs;
+			const due = startedAt + (opts.offsetsMs?.[i] ?? i * gapMs);
 			if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
 			while (inFlight.size >= opts.concurrency) await Promise.race(inFlight);
 			const payload = JSON.stringify(opts.body(i));

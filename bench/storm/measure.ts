@@ -28,6 +28,14 @@ export interface StormSpec {
 	processes: Record<string, number>;
 	/** Other processes whose CPU is shown but not counted as n8n's (PostgreSQL, Redis). */
 	services?: Record<string, number>;
+	/** Every POST in the order sent, when some events are delivered more than once (default: each once, evenly). */
+	deliveries?: Delivery[];
+}
+
+/** One POST of event `event` (0 … events − 1), due `atMs` after the first. */
+export interface Delivery {
+	event: number;
+	atMs: number;
 }
 
 export interface StormMeasured {
@@ -43,6 +51,10 @@ export interface StormMeasured {
 	duplicates: number;
 	/** Events without an invoice. */
 	lost: number;
+	/** Events with more than one invoice. */
+	duplicatedEvents: number;
+	/** Answers that said the event's records had been created before (the Idempotency Key's second output). */
+	answeredAlreadyCreated: number;
 	createRequests: number;
 	rateLimited: number;
 	pdfDownloads: number;
@@ -99,12 +111,14 @@ export async function measureStorm(sandbox: Sandbox, spec: StormSpec): Promise<S
 		refusedPerSecond.push(now - refusedSoFar);
 		refusedSoFar = now;
 	}, 1000);
+	const eventOf = (i: number) => spec.deliveries?.[i].event ?? i;
 	const result = await storm({
 		url: spec.url,
-		events: spec.events,
+		events: spec.deliveries?.length ?? spec.events,
 		withinMs: spec.withinMs,
 		concurrency: spec.concurrency,
-		body: (i) => eventBody(tag, i),
+		offsetsMs: spec.deliveries?.map((d) => d.atMs),
+		body: (i) => eventBody(tag, eventOf(i)),
 	}).finally(() => clearInterval(sampler));
 	const wallMs = Math.max(...result.events.map((e) => e.doneAt)) - result.startedAt;
 	await settle(Object.values(spec.processes));
@@ -127,16 +141,24 @@ export async function measureStorm(sandbox: Sandbox, spec: StormSpec): Promise<S
 			Date.parse(inv.createdAt),
 		]);
 	}
+	// An event's latency counts from its first delivery.
+	const firstSent = new Map<number, number>();
+	for (const delivery of result.events) {
+		const event = eventOf(delivery.i);
+		firstSent.set(event, Math.min(firstSent.get(event) ?? Infinity, delivery.sentAt));
+	}
 	let exactlyOnce = 0;
 	let duplicates = 0;
+	let duplicatedEvents = 0;
 	let lost = 0;
 	const latencies: number[] = [];
-	for (const event of result.events) {
-		const ids = customersByEmail.get(eventEmail(tag, event.i)) ?? [];
+	for (const [event, sentAt] of firstSent) {
+		const ids = customersByEmail.get(eventEmail(tag, event)) ?? [];
 		const made = ids.flatMap((id) => invoicesByCustomer.get(id) ?? []);
 		duplicates += Math.max(0, ids.length - 1) + Math.max(0, made.length - 1);
+		if (made.length > 1) duplicatedEvents++;
 		if (!made.length) lost++;
-		else latencies.push(Math.min(...made) - event.sentAt);
+		else latencies.push(Math.min(...made) - sentAt);
 		if (ids.length === 1 && made.length === 1) exactlyOnce++;
 	}
 	latencies.sort((a, b) => a - b);
@@ -159,6 +181,9 @@ export async function measureStorm(sandbox: Sandbox, spec: StormSpec): Promise<S
 		exactlyOnce,
 		duplicates,
 		lost,
+		duplicatedEvents,
+		answeredAlreadyCreated: result.events.filter((e) => e.text.includes('"alreadyCreated":true'))
+			.length,
 		createRequests: CREATE_PATHS.reduce((sum, p) => sum + (stats.requests.byPath[p] ?? 0), 0),
 		rateLimited: stats.faults.rateLimited,
 		pdfDownloads: stats.pdf.downloads,
@@ -172,7 +197,7 @@ export async function measureStorm(sandbox: Sandbox, spec: StormSpec): Promise<S
 		refusedPerSecond,
 	};
 	log(
-		`  sent in ${fmt(m.sendSpanMs / 1000, 1)} s; answers ${m.answeredOk} ok / ${m.answeredError} failed; exactly once ${m.exactlyOnce}, duplicates ${m.duplicates}, lost ${m.lost}; creates ${m.createRequests}, 429 ${m.rateLimited}; last invoice ${fmt(m.lastInvoiceMs / 1000, 1)} s; p50/p95 ${fmt(m.p50Ms / 1000, 1)}/${fmt(m.p95Ms / 1000, 1)} s; CPU ${Object.entries(
+		`  sent in ${fmt(m.sendSpanMs / 1000, 1)} s; answers ${m.answeredOk} ok / ${m.answeredError} failed; exactly once ${m.exactlyOnce}, duplicates ${m.duplicates} (events ${m.duplicatedEvents}), lost ${m.lost}, answered "already created" ${m.answeredAlreadyCreated}; creates ${m.createRequests}, 429 ${m.rateLimited}; last invoice ${fmt(m.lastInvoiceMs / 1000, 1)} s; p50/p95 ${fmt(m.p50Ms / 1000, 1)}/${fmt(m.p95Ms / 1000, 1)} s; CPU ${Object.entries(
 			cpuS,
 		)
 			.map(([name, s]) => `${name} ${fmt(s)} s`)

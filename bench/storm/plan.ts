@@ -19,7 +19,10 @@ export async function untilPaceForgotten(ended: number): Promise<void> {
 	if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
 }
 
-/** The groups of runs: named here once, measured by s1.ts and s2.ts, rendered by reportS1.ts and reportS2.ts. */
+/**
+ * The groups of runs: named here once, measured by s1.ts, s2.ts and redelivery.ts, rendered by reportS1.ts,
+ * reportS2.ts and reportRedelivery.ts.
+ */
 export const GROUPS = {
 	s1: 'S1',
 	s1NoLimit: 'S1 no limit',
@@ -28,6 +31,10 @@ export const GROUPS = {
 	s2OneWorker: 'S2 1 worker',
 	s2TwoWorkers: 'S2 2 workers',
 	s2Limited: 'S2 2 workers, 20/s',
+	redeliveryOne: 'Re-delivery, one n8n',
+	redeliveryQueue: 'Re-delivery, queue mode 2 workers',
+	keyCost: 'Key cost',
+	keyCostFull: 'Key cost, store full',
 } as const;
 
 export const S2_LATENCY_MS = 200;

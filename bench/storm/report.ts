@@ -13,6 +13,7 @@ import type { StormMeasured } from './measure';
 import { type ChartGroup, type Runs, type StormSection } from './figures';
 import { S1_EVENTS, STORM_VERSION, type StormPlan } from './plan';
 import { s1Section, sizesSection } from './reportS1';
+import { redeliverySection } from './reportRedelivery';
 import { s2Section } from './reportS2';
 
 /** Where the storms' section of results.md starts; `npm run bench` keeps everything from here on. */
@@ -74,6 +75,7 @@ class StormReport implements StormSection {
 		s1Section(this);
 		sizesSection(this);
 		s2Section(this);
+		redeliverySection(this);
 		return `${this.lines.join('\n')}\n`;
 	}
 

@@ -2,7 +2,7 @@
 // each `runs` times, interleaved, and ours with the limit off (what n8n itself takes); then ours at other sizes
 // (how CPU per event grows). S1 capped: ours again, n8n running at most 10 executions at once.
 import { startSandbox, type Sandbox } from '../../sandbox/server';
-import { measureStorm, type StormMeasured, type StormSpec } from './measure';
+import { measureStorm, type Delivery, type StormMeasured, type StormSpec } from './measure';
 import {
 	LOADGEN_CONCURRENCY,
 	GROUPS,
@@ -12,37 +12,54 @@ import {
 	STORM_RATE,
 	type StormPlan,
 } from './plan';
-import { stormServer } from './server';
+import { stormServer, type StormServer } from './server';
 import type { StormKind } from './workflows';
 
 const LABELS: Record<StormKind, string> = {
 	ours: 'Invoice Service (defaults)',
 	http: 'HTTP Request 4.2, Retry On Fail 5 × 1 s',
 	noop: 'floor: Webhook → respond',
+	keyed: 'Invoice Service, Idempotency Key on both nodes',
 };
+
+/** The kinds that send through ours, i.e. through the pace this n8n shares. */
+const paced = (kind: StormKind) => kind === 'ours' || kind === 'keyed';
 
 /** n8n's cap on production executions run at once, for the capped variant (n8n's default: no cap). */
 export const PRODUCTION_LIMIT = 10;
 
 /**
  * One `n8n start` with the given workflows and environment, the sandbox limiting creates, and `runs` of
- * storms against it; ours' runs start at least PACE_FORGOTTEN_MS apart, so the shared pace starts fresh.
+ * storms against it; the runs through ours (keyed too) wait untilPaceForgotten, so the shared pace starts fresh.
  */
-async function withServer(
+export async function withServer(
 	tarball: string,
 	kinds: StormKind[],
 	env: NodeJS.ProcessEnv,
 	body: (
-		run: (group: string, kind: StormKind, events: number, repeat: number) => Promise<void>,
+		run: (
+			group: string,
+			kind: StormKind,
+			events: number,
+			repeat: number,
+			deliveries?: Delivery[],
+		) => Promise<void>,
 		sandbox: Sandbox,
+		server: StormServer,
 	) => Promise<void>,
 ): Promise<StormMeasured[]> {
 	const sandbox = await startSandbox({ rateLimit: STORM_RATE, seed: 17 });
 	const server = await stormServer(sandbox, tarball, kinds, env);
 	const measured: StormMeasured[] = [];
 	let oursEnded = 0;
-	const run = async (group: string, kind: StormKind, events: number, repeat: number) => {
-		if (kind === 'ours') await untilPaceForgotten(oursEnded);
+	const run = async (
+		group: string,
+		kind: StormKind,
+		events: number,
+		repeat: number,
+		deliveries?: Delivery[],
+	) => {
+		if (paced(kind)) await untilPaceForgotten(oursEnded);
 		const spec: StormSpec = {
 			group,
 			kind,
@@ -53,12 +70,13 @@ async function withServer(
 			concurrency: LOADGEN_CONCURRENCY,
 			repeat,
 			processes: { n8n: server.pid },
+			deliveries,
 		};
 		measured.push(await measureStorm(sandbox, spec));
-		if (kind === 'ours') oursEnded = Date.now();
+		if (paced(kind)) oursEnded = Date.now();
 	};
 	try {
-		await body(run, sandbox);
+		await body(run, sandbox, server);
 	} finally {
 		await server.stop();
 		await sandbox.close();

@@ -12,17 +12,21 @@ import { credentialsFor } from '../workflows';
 import { STORM_VERSION } from './plan';
 import { stormWorkflow, webhookPath, type StormKind } from './workflows';
 
+export interface StormServer {
+	url: (kind: StormKind) => string;
+	pid: number;
+	/** n8n's folder (`database.sqlite` in it). */
+	n8nDir: string;
+	stop(): Promise<void>;
+}
+
 /** A `n8n start` with the storm workflows of `kinds` published; `stop` ends it and removes its home. */
 export async function stormServer(
 	sandbox: Sandbox,
 	tarball: string,
 	kinds: StormKind[],
 	env: NodeJS.ProcessEnv = {},
-): Promise<{
-	url: (kind: StormKind) => string;
-	pid: number;
-	stop(): Promise<void>;
-}> {
+): Promise<StormServer> {
 	const home = await createN8nHome(STORM_VERSION, tarball);
 	const { imports, ids } = credentialsFor([sandbox]);
 	const workflowId = (kind: StormKind) => `storm${kind}`;
@@ -39,6 +43,7 @@ export async function stormServer(
 	return {
 		url,
 		pid: server.pid,
+		n8nDir: home.n8nDir,
 		async stop() {
 			await server.stop();
 			removeHome(home);

@@ -3,14 +3,15 @@
 // http: HTTP Request 4.2 create-customer → create-invoice → GET the PDF (as a file) → respond, each with
 // Retry On Fail as a user would set it against a rate limit (5 tries, 1 s apart: the most n8n's editor offers
 // is 5 tries, 5 s);
-// noop: Webhook → respond (n8n's own cost of one execution: the floor).
+// noop: Webhook → respond (n8n's own cost of one execution: the floor);
+// keyed: ours with an Idempotency Key (the event's id) on both nodes, their "Already Created" output answered.
 import { createHash } from 'node:crypto';
 
 import type { Sandbox } from '../../sandbox/server';
 import { CREDENTIAL_TYPE, NODE_TYPE } from '../../tools/n8n';
 import type { CredentialIds } from '../workflows';
 
-export type StormKind = 'ours' | 'http' | 'noop';
+export type StormKind = 'ours' | 'http' | 'noop' | 'keyed';
 
 /** HTTP Request's Retry On Fail, as set in the http workflow. */
 export const HTTP_RETRY = { maxTries: 5, waitBetweenTries: 1000 };
@@ -20,6 +21,7 @@ type Node = Record<string, unknown>;
 /** What event i posts: a new customer (its own e-mail) and a one-line invoice. */
 export function eventBody(tag: string, i: number): Record<string, unknown> {
 	return {
+		eventId: `${tag}-${i}`,
 		firstName: 'Storm',
 		lastName: `Event ${i}`,
 		email: `storm.${tag}.${i}@example.com`,
@@ -36,8 +38,10 @@ export const webhookPath = (id: string): string => `storm-${id}`;
 
 const BODY = "$('Webhook').item.json.body";
 
-function oursNodes(credentials: CredentialIds): Node[] {
+function oursNodes(credentials: CredentialIds, keyed: boolean): Node[] {
 	const cred = { [CREDENTIAL_TYPE]: { id: credentials.ours, name: credentials.ours } };
+	// One key for both nodes: each has its own store (scope node), and the event's id is what a sender repeats.
+	const key = keyed ? { idempotencyKey: `={{ ${BODY}.eventId }}` } : {};
 	return [
 		{
 			name: 'Create customer',
@@ -50,6 +54,7 @@ function oursNodes(credentials: CredentialIds): Node[] {
 				lastName: `={{ ${BODY}.lastName }}`,
 				email: `={{ ${BODY}.email }}`,
 				additionalFields: {},
+				...(keyed ? { options: key } : {}),
 			},
 			credentials: cred,
 		},
@@ -65,7 +70,7 @@ function oursNodes(credentials: CredentialIds): Node[] {
 				lineItemsMode: 'json',
 				lineItemsJson: `={{ ${BODY}.lines }}`,
 				amountMode: 'sum',
-				options: { downloadPdf: true },
+				options: { downloadPdf: true, ...key },
 			},
 			credentials: cred,
 		},
@@ -123,8 +128,8 @@ export function stormWorkflow(
 	credentials: CredentialIds,
 ): Record<string, unknown> {
 	const middle =
-		kind === 'ours'
-			? oursNodes(credentials)
+		kind === 'ours' || kind === 'keyed'
+			? oursNodes(credentials, kind === 'keyed')
 			: kind === 'http'
 				? httpNodes(sandbox, credentials)
 				: [];
@@ -153,12 +158,34 @@ export function stormWorkflow(
 			parameters: { respondWith: 'json', responseBody: answer, options: {} },
 		},
 	];
-	const nodes = chain.map((node, n) => ({ ...node, id: uuid(id, n + 1), position: [n * 220, 0] }));
-	const connections: Record<string, unknown> = {};
+	const nodes: Node[] = chain.map((node, n) => ({
+		...node,
+		id: uuid(id, n + 1),
+		position: [n * 220, 0],
+	}));
+	const connections: Record<string, { main: unknown[][] }> = {};
 	for (let n = 0; n + 1 < chain.length; n++) {
 		connections[String(chain[n].name)] = {
 			main: [[{ node: chain[n + 1].name, type: 'main', index: 0 }]],
 		};
+	}
+	if (kind === 'keyed') {
+		// A repeated event ends at either node's second output, "Already Created": answered as such.
+		const already = 'Respond: already created';
+		nodes.push({
+			name: already,
+			type: 'n8n-nodes-base.respondToWebhook',
+			typeVersion: 1.1,
+			parameters: {
+				respondWith: 'json',
+				responseBody: '={{ JSON.stringify({ alreadyCreated: true, key: $json.idempotencyKey }) }}',
+				options: {},
+			},
+			id: uuid(id, chain.length + 1),
+			position: [3 * 220, 200],
+		});
+		for (const name of middle.map((node) => String(node.name)))
+			connections[name].main.push([{ node: already, type: 'main', index: 0 }]);
 	}
 	return { id, name: `storm ${id}`, nodes, connections, settings: { executionOrder: 'v1' } };
 }
