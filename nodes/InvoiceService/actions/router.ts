@@ -86,6 +86,14 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	const failures: Array<{ error: NodeError; itemIndex: number }> = [];
 	const handled = new Set<number>();
 
+	/** The output item of a created record (the PDF downloaded, for an invoice that asks for it). */
+	const outputOf = async (prepared: Prepared, created: IDataObject, itemIndex: number) => {
+		const output = operation.outputOf
+			? await operation.outputOf.call(this, prepared, created, itemIndex, client)
+			: { json: created };
+		return { ...output, pairedItem: { item: itemIndex } };
+	};
+
 	/** One item, from its prepared request to its output; throws its error. */
 	const runItem = async (itemIndex: number, prepared: Prepared, fingerprint: string) => {
 		const recalled = record.recall(itemIndex, fingerprint);
@@ -95,9 +103,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		}
 		if (recalled) {
 			counts.earlier++;
-			return (
-				recalled.output ?? (await outputOf(this, operation, prepared, recalled.created, itemIndex))
-			);
+			return recalled.output ?? (await outputOf(prepared, recalled.created, itemIndex));
 		}
 		const key = keys?.read(itemIndex);
 		const claim = key === undefined ? undefined : await keys!.claim(key, itemIndex);
@@ -116,21 +122,8 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		}
 		await claim?.keep();
 		record.created(itemIndex, fingerprint, created);
-		return await outputOf(this, operation, prepared, created, itemIndex);
+		return await outputOf(prepared, created, itemIndex);
 	};
-
-	async function outputOf(
-		context: IExecuteFunctions,
-		op: Operation,
-		prepared: Prepared,
-		created: IDataObject,
-		itemIndex: number,
-	): Promise<INodeExecutionData> {
-		const output = op.outputOf
-			? await op.outputOf.call(context, prepared, created, itemIndex, client)
-			: { json: created };
-		return { ...output, pairedItem: { item: itemIndex } };
-	}
 
 	await prepareAheadAndSend({
 		count: items.length,
