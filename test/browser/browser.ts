@@ -20,6 +20,12 @@ export const SCREENSHOT_DIR = path.resolve(
 	process.env.INVOICE_SERVICE_SCREENSHOT_DIR ?? path.join('test-output', 'screenshots'),
 );
 export const VIEWPORT = { width: 1440, height: 900 };
+/**
+ * How long a page load or an editor step may take before the test gives up (Playwright's default for every
+ * wait on the page). Each wait ends as soon as the page is ready, so this only decides when to give up: on a
+ * busy 2-core machine the editor's first load (a cold Chromium parsing n8n's bundle) took longer than 20 s.
+ */
+export const EDITOR_WAIT_MS = 3 * 60_000;
 
 export const OWNER = N8N_OWNER;
 
@@ -38,7 +44,7 @@ export interface BrowserSession {
 	page: Page;
 	/** Requests to anything but loopback, aborted (the editor asks npm for the community node's details). */
 	blocked: string[];
-	/** Console errors and uncaught page errors, for the failure output. */
+	/** Console errors, uncaught page errors and HTTP errors the page met; the test fails on unexpected ones. */
 	consoleErrors: string[];
 	close(): Promise<void>;
 }
@@ -79,8 +85,10 @@ export async function launchBrowser(): Promise<BrowserSession> {
 		return await route.abort('internetdisconnected');
 	});
 	const page = context.pages()[0] ?? (await context.newPage());
+	page.setDefaultTimeout(EDITOR_WAIT_MS);
 	page.on('console', (m) => {
-		if (m.type() === 'error') consoleErrors.push(m.text().slice(0, 300));
+		// With the page's address: a failed resource load names its URL only there.
+		if (m.type() === 'error') consoleErrors.push(`${m.text().slice(0, 300)} (${m.location().url})`);
 	});
 	page.on('pageerror', (e) => consoleErrors.push(`pageerror: ${e.message.slice(0, 300)}`));
 	page.on('response', (r) => {
@@ -99,20 +107,20 @@ export async function launchBrowser(): Promise<BrowserSession> {
 	};
 }
 
-/** Signs in through the editor's sign-in form. */
+/** Signs in through the editor's sign-in form (the first page load: waits up to EDITOR_WAIT_MS for the form). */
 export async function signIn(page: Page, baseUrl: string): Promise<void> {
 	await page.goto(`${baseUrl}/signin`);
 	const form = page.locator('[data-test-id="auth-form"]');
 	await form.locator('[data-test-id="emailOrLdapLoginId"] input').fill(OWNER.email);
 	await form.locator('[data-test-id="password"] input').fill(OWNER.password);
 	await form.locator('[data-test-id="form-submit-button"]').click();
-	await page.waitForURL((u) => !u.pathname.startsWith('/signin'), { timeout: 30_000 });
+	await page.waitForURL((u) => !u.pathname.startsWith('/signin'));
 }
 
 /** Opens a saved workflow on the canvas and waits until its nodes are drawn. */
 export async function openWorkflow(page: Page, baseUrl: string, id: string): Promise<void> {
 	await page.goto(`${baseUrl}/workflow/${id}`);
-	await page.locator('[data-test-id="canvas-node"]').first().waitFor({ timeout: 30_000 });
+	await page.locator('[data-test-id="canvas-node"]').first().waitFor();
 }
 
 /** What must not be on screen when a screenshot is taken: error toasts, node/run error panels, a failed credential test. */

@@ -110,7 +110,7 @@ describe.each(VERSIONS)('Invoice Service as MCP tools in a real n8n %s', (VERSIO
 				workflows: [mcpWorkflow()],
 			}),
 		);
-		server = await startN8nServer(home, { timeoutMs: 180_000 });
+		server = await startN8nServer(home);
 		timings.boot = server.bootMs;
 		timings.webhookRegistered = await waitForWebhook(`${server.url}/mcp/${MCP_PATH}`, 'POST');
 		client = new Client({ name: 'invoice-service-e2e', version: '1.0.0' });

@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 
-import { freePort, startProcess, type ProcessHandle } from '../../tools/n8n';
+import { READY_LIMIT_MS, freePort, startProcess, type ProcessHandle } from '../../tools/n8n';
 import { systemProgram } from './system-program';
 
 const execFileAsync = promisify(execFile);
@@ -126,7 +126,7 @@ export async function startPostgres(): Promise<Postgres> {
 			),
 			spawnOpts,
 		);
-		await server.waitFor(/database system is ready to accept connections/, 60_000);
+		await server.waitFor(/database system is ready to accept connections/, READY_LIMIT_MS);
 
 		await psql(
 			'postgres',

@@ -5,7 +5,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { freePort, startProcess, type ProcessHandle } from '../../tools/n8n';
+import { READY_LIMIT_MS, freePort, startProcess, type ProcessHandle } from '../../tools/n8n';
 import { onPath, systemProgram } from './system-program';
 
 /** One Redis command over RESP on a fresh connection (enough for PING, GET, KEYS). */
@@ -69,7 +69,7 @@ export async function startRedis(bin: string): Promise<RedisServer> {
 		{ cwd: dir },
 	);
 	try {
-		await server.waitFor(/Ready to accept connections/, 30_000);
+		await server.waitFor(/Ready to accept connections/, READY_LIMIT_MS);
 	} catch (error) {
 		await server.stop();
 		fs.rmSync(dir, { recursive: true, force: true });

@@ -97,28 +97,37 @@ describe('prepareAheadAndSend', () => {
 	});
 
 	it('by default prepares ahead only after a turn of the event loop, so a waiting answer is handled first', async () => {
-		const steps = recorder(() => 50);
+		const events: string[] = [];
 		let answered = false;
-		const prepare = (index: number) => {
-			if (index === 1) expect(answered).toBe(true);
-			return steps.prepare(index);
-		};
-		// An "answer" already due when the first item goes out: its callback must run before item 1 is prepared.
-		const answer = new Promise<void>((resolve) => {
-			void sleep(0).then(() => {
-				answered = true;
-				resolve();
-			});
-		});
+		// An "answer" already due when the first item goes out: a timer set before the pool sets its own. Timers
+		// of the same delay run in the order they were set, so its callback runs before the pool's turn ends.
+		const dueAnswer = sleep(0).then(() => (answered = true));
+		// Item 0's send ends only once item 2 is prepared, so the order holds however slow the machine is.
+		let endSend0!: () => void;
+		const send0Ended = new Promise<void>((resolve) => (endSend0 = resolve));
 		await prepareAheadAndSend({
 			count: 3,
 			concurrency: 1,
 			lookAhead: 2,
-			prepare,
-			send: steps.send,
+			prepare: (index) => {
+				events.push(`prepare ${index}, answer handled: ${answered}`);
+				if (index === 2) endSend0();
+				return index;
+			},
+			send: async (index) => {
+				events.push(`send ${index}`);
+				if (index === 0) await send0Ended;
+			},
 		});
-		await answer;
-		expect(steps.events.slice(0, 4)).toEqual(['prepare 0', 'send 0', 'prepare 1', 'prepare 2']);
+		await dueAnswer;
+		expect(events).toEqual([
+			'prepare 0, answer handled: false',
+			'send 0',
+			'prepare 1, answer handled: true',
+			'prepare 2, answer handled: true',
+			'send 1',
+			'send 2',
+		]);
 	});
 
 	it('keeps a preparation error for the item and throws it from take() at its turn', async () => {

@@ -8,6 +8,13 @@ import { REPO_ROOT } from './project';
 
 export const NODE24 = path.join(REPO_ROOT, 'scripts', 'with-node24.sh');
 
+/**
+ * How long a started process (n8n, a worker, Redis, PostgreSQL) may take to say it is ready. Each wait ends as
+ * soon as the process is ready, so the limit only decides when to give up: generous, because on a busy 2-core
+ * machine n8n's boot takes minutes where an idle one takes 15-25 s.
+ */
+export const READY_LIMIT_MS = 5 * 60_000;
+
 export interface ProcResult {
 	/** Exit code; 128 when the process was ended by a signal (see `signal`). */
 	code: number;

@@ -1,6 +1,6 @@
 // n8n as a server, for what only its REST API and webhooks offer (the credential "Test" button, published
 // workflows' webhooks).
-import { NODE24, freePort, startProcess, type ProcessHandle } from './process';
+import { NODE24, READY_LIMIT_MS, freePort, startProcess, type ProcessHandle } from './process';
 import { n8nBin } from './install';
 import { n8nEnv, type N8nHome } from './user-folder';
 
@@ -68,13 +68,16 @@ export async function startN8nServer(
 		return { status: res.status, body: parsed };
 	};
 
-	const deadline = started + (opts.timeoutMs ?? 120_000);
+	const limitMs = opts.timeoutMs ?? READY_LIMIT_MS;
+	const deadline = started + limitMs;
 	for (;;) {
 		if (proc.exited())
 			throw new Error(`n8n start exited before it was ready:\n${proc.output().slice(-4000)}`);
 		if (Date.now() > deadline) {
 			await stop();
-			throw new Error(`n8n start did not answer on ${url} in time:\n${proc.output().slice(-4000)}`);
+			throw new Error(
+				`n8n start did not answer on ${url} within ${limitMs} ms:\n${proc.output().slice(-4000)}`,
+			);
 		}
 		try {
 			// While booting, n8n answers every route with 200 "n8n is starting up. Please wait".
@@ -151,7 +154,7 @@ export async function testCredential(
 export async function waitForWebhook(
 	url: string,
 	method: string,
-	timeoutMs = 90_000,
+	timeoutMs = READY_LIMIT_MS,
 ): Promise<number> {
 	const started = Date.now();
 	let last = '';
@@ -196,7 +199,7 @@ export async function startN8nWorker(
 	try {
 		await worker.waitFor(
 			/n8n worker is now ready[\s\S]* \* Concurrency: \d+/,
-			opts.timeoutMs ?? 180_000,
+			opts.timeoutMs ?? READY_LIMIT_MS,
 		);
 	} catch (error) {
 		await worker.stop();
