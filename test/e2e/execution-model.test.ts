@@ -105,7 +105,7 @@ describe.each(N8N_VERSIONS)("n8n's node settings in a real n8n %s", (version) =>
 		expect(limited.records().customers).toHaveLength(8);
 		expect(stats.requests.byStatus['409']).toBeUndefined();
 		expect(hintsOf(result)).toMatch(
-			/\d+ item\(s\) were created in an earlier try of this node \(Retry On Fail\)/,
+			/\d+ item\(s\) were created in an earlier try of this node \(Retry On Fail or Retry of the failed execution\)/,
 		);
 	});
 
