@@ -7,7 +7,7 @@ import type {
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import * as customer from './actions/customer';
-import { configuredOutputs } from './actions/idempotencyKeys';
+import { configuredOutputs } from './exactlyOnce/idempotencyKeys';
 import * as invoice from './actions/invoice';
 import { router } from './actions/router';
 import {

@@ -7,7 +7,7 @@ import {
 	fingerprintOf,
 	RECORD_PROPERTY,
 	RunRecord,
-} from '../../nodes/InvoiceService/actions/runRecord';
+} from '../../nodes/InvoiceService/exactlyOnce/runRecord';
 import { IDLE_MS, serviceIdentity, ServicePace } from '../../nodes/InvoiceService/transport/pace';
 
 // The state the node keeps beyond one call, and how it is released (docs/how-it-works.md: "State kept beyond one call").

@@ -7,11 +7,11 @@ import { mayHaveActed } from '../transport/nodeError';
 import { ServiceClient } from '../transport/request';
 import { readRunOptions, type RunOptions } from './common.descriptions';
 import * as customer from './customer';
-import { IdempotencyKeys, keysConfigured } from './idempotencyKeys';
+import { IdempotencyKeys, keysConfigured } from '../exactlyOnce/idempotencyKeys';
 import * as invoice from './invoice';
 import type { Operation, Prepared } from './operation';
-import { fingerprintOf, type RecordedError, RunRecord } from './runRecord';
-import { runHints, withStopReport, type NodeError, type RunCounts } from './runReport';
+import { fingerprintOf, type RecordedError, RunRecord } from '../exactlyOnce/runRecord';
+import { runHints, withStopReport, type NodeError, type RunCounts } from '../exactlyOnce/runReport';
 
 /** Every resource's operations, as its index exports them: the router's operation table. */
 export const resources: Record<string, { operations: Record<string, Operation> }> = {

@@ -4,7 +4,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import { optionalText, requireEmail, requireText } from '../../helpers/validate';
 import type { ServiceClient } from '../../transport/request';
 import { runOptions } from '../common.descriptions';
-import { idempotencyOptions } from '../idempotencyKeys';
+import { idempotencyOptions } from '../../exactlyOnce/idempotencyKeys';
 import type { Prepared } from '../operation';
 
 const properties: INodeProperties[] = [

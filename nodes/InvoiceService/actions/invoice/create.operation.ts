@@ -19,7 +19,7 @@ import {
 	requirePositiveAmountCents,
 } from '../../helpers/validate';
 import type { ServiceClient } from '../../transport/request';
-import { idempotencyOptions } from '../idempotencyKeys';
+import { idempotencyOptions } from '../../exactlyOnce/idempotencyKeys';
 import type { Prepared } from '../operation';
 import {
 	numberOption,

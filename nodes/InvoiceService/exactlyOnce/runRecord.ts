@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { isToolRun } from './tool';
+import { isToolRun } from '../actions/tool';
 
 /**
  * What this node run already did with each item, so that nothing is created twice when n8n runs the node again

@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeOperationError } from 'n8n-workflow';
 
 import { FieldError, describeValue } from '../helpers/validate';
-import { numberOption, type NumberOption, readNumberOption } from './common.descriptions';
+import { numberOption, type NumberOption, readNumberOption } from '../actions/common.descriptions';
 
 /**
  * Idempotency keys: an item whose key already created a record through this node, in any earlier execution of

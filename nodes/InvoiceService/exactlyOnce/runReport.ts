@@ -1,6 +1,6 @@
 import type { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import type { Operation } from './operation';
+import type { Operation } from '../actions/operation';
 import type { RunRecord } from './runRecord';
 
 export type NodeError = NodeApiError | NodeOperationError;
