@@ -6,9 +6,8 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import * as customer from './actions/customer';
 import { configuredOutputs } from './exactlyOnce/idempotencyKeys';
-import * as invoice from './actions/invoice';
+import { resources, resourceOptions } from './actions/resources';
 import { router } from './actions/router';
 import {
 	isToolRun,
@@ -30,7 +29,7 @@ export class InvoiceService implements INodeType {
 		defaults: { name: 'Invoice Service' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
-		// A second output, Already Created, while an Idempotency Key is set (see actions/idempotencyKeys.ts).
+		// A second output, Already Created, while an Idempotency Key is set (see exactlyOnce/idempotencyKeys.ts).
 		outputs: `={{(${configuredOutputs})($parameter)}}`,
 		credentials: [{ name: 'invoiceServiceApi', required: true }],
 		properties: [
@@ -39,16 +38,13 @@ export class InvoiceService implements INodeType {
 				name: 'resource',
 				type: 'options',
 				noDataExpression: true,
-				options: [
-					{ name: 'Customer', value: 'customer' },
-					{ name: 'Invoice', value: 'invoice' },
-				],
+				options: resourceOptions,
 				default: 'customer',
 			},
 			// In the generated tool variant: what the model is told the tool does, and fields that start as
 			// arguments the model fills (see actions/tool.ts).
 			...toolDescriptionProperties(),
-			...withToolDefaults([...customer.description, ...invoice.description]),
+			...withToolDefaults(Object.values(resources).flatMap(({ description }) => description)),
 		],
 	};
 

@@ -6,6 +6,8 @@ import * as path from 'node:path';
 
 import type { IDataObject } from 'n8n-workflow';
 
+import { outputSchemaFile } from '../../nodes/InvoiceService/actions/resources';
+
 export interface OutputSchema {
 	type: 'object';
 	properties: Record<
@@ -15,7 +17,7 @@ export interface OutputSchema {
 	required?: string[];
 }
 
-const SCHEMA_DIR = path.join(__dirname, '..', '..', 'nodes', 'InvoiceService', '__schema__');
+export const NODE_DIR = path.join(__dirname, '..', '..', 'nodes', 'InvoiceService');
 
 /** The schema of an operation for a node version (e.g. 1 → v1.0.0), as n8n would read it. */
 export function readOutputSchema(
@@ -23,7 +25,7 @@ export function readOutputSchema(
 	resource: string,
 	operation: string,
 ): OutputSchema {
-	const file = path.join(SCHEMA_DIR, `v${version}.0.0`, resource, `${operation}.json`);
+	const file = path.join(NODE_DIR, outputSchemaFile(resource, operation, version));
 	return JSON.parse(fs.readFileSync(file, 'utf8')) as OutputSchema;
 }
 

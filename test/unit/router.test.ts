@@ -1,7 +1,7 @@
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
 import { readRunOptions, runOptions } from '../../nodes/InvoiceService/actions/common.descriptions';
-import { resources } from '../../nodes/InvoiceService/actions/router';
+import { resources } from '../../nodes/InvoiceService/actions/resources';
 import { withToolDefaults } from '../../nodes/InvoiceService/actions/tool';
 import { InvoiceService } from '../../nodes/InvoiceService/InvoiceService.node';
 

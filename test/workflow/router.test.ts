@@ -1,7 +1,7 @@
 import nock from 'nock';
 import { sleep, type IDataObject } from 'n8n-workflow';
 
-import { resources } from '../../nodes/InvoiceService/actions/router';
+import { resources } from '../../nodes/InvoiceService/actions/resources';
 import { API, ORIGIN, customerParameters, runInvoiceService } from '../support/invoice-service';
 
 /**

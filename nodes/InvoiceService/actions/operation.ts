@@ -3,6 +3,7 @@ import type {
 	IExecuteFunctions,
 	INodeExecutionData,
 	INodeProperties,
+	NodeParameterValueType,
 } from 'n8n-workflow';
 
 import type { ServiceClient } from '../transport/request';
@@ -13,7 +14,10 @@ export interface Prepared {
 }
 
 /**
- * What an operation file exports. Its resource's index lists it in `operations`, and the router runs it from
+ * What an operation file exports. Every operation creates a record: `create`, `createdId`, the run record and
+ * the Idempotency Keys rest on that (a create sent twice is a duplicate). An operation that changes or reads
+ * records needs its own contract first (docs/development.md, "How to add an operation").
+ * Its resource's index lists it in `operations`, and the router runs it from
  * there: the router does the item loop, so an operation only handles one item, in two steps. `prepare` is the
  * CPU work (n8n evaluates parameters synchronously); the router does it for the next items while earlier ones
  * are in flight, so a free worker can `create` at once. `outputOf` then turns the created record into the
@@ -52,4 +56,20 @@ export interface Operation {
 	 * lists these ids, so a re-run can skip what was already created.
 	 */
 	createdId?(json: IDataObject): string | undefined;
+	/** The operation in the node's AI tool variant (actions/tool.ts). */
+	tool: OperationTool;
+}
+
+/** What an AI model is told about an operation, the fields it fills, and what it gets back. */
+export interface OperationTool {
+	/**
+	 * What the model is told the tool does, with the format of every argument: n8n puts only this text and the
+	 * `$fromAI()` descriptions in front of the model, and a field the user switched to "defined automatically by
+	 * the model" carries an empty `$fromAI()` description.
+	 */
+	description: string;
+	/** The value fields start with in the tool variant, by field name: mostly `fromAI()` arguments. */
+	defaults: Record<string, NodeParameterValueType>;
+	/** The fields of the service's answer that the model gets back. */
+	answerFields: string[];
 }

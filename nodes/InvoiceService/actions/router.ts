@@ -6,24 +6,11 @@ import { FieldError } from '../helpers/validate';
 import { mayHaveActed } from '../transport/nodeError';
 import { ServiceClient } from '../transport/request';
 import { readRunOptions, type RunOptions } from './common.descriptions';
-import * as customer from './customer';
 import { IdempotencyKeys, keysConfigured } from '../exactlyOnce/idempotencyKeys';
-import * as invoice from './invoice';
 import type { Operation, Prepared } from './operation';
+import { findOperation } from './resources';
 import { fingerprintOf, type RecordedError, RunRecord } from '../exactlyOnce/runRecord';
 import { runHints, withStopReport, type NodeError, type RunCounts } from '../exactlyOnce/runReport';
-
-/** Every resource's operations, as its index exports them: the router's operation table. */
-export const resources: Record<string, { operations: Record<string, Operation> }> = {
-	customer,
-	invoice,
-};
-
-/** The operation chosen in the node, or undefined (own keys only: "constructor" is not an operation). */
-function findOperation(resource: string, operation: string): Operation | undefined {
-	const operations = Object.hasOwn(resources, resource) ? resources[resource].operations : {};
-	return Object.hasOwn(operations, operation) ? operations[operation] : undefined;
-}
 
 /** What a run needs before its first item: the operation, the run options, a client, and the keys if set. */
 interface Run {

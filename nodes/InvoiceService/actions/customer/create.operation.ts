@@ -5,7 +5,8 @@ import { optionalText, requireEmail, requireText } from '../../helpers/validate'
 import type { ServiceClient } from '../../transport/request';
 import { runOptions } from '../common.descriptions';
 import { idempotencyOptions } from '../../exactlyOnce/idempotencyKeys';
-import type { Prepared } from '../operation';
+import type { OperationTool, Prepared } from '../operation';
+import { TOOL_ARGUMENTS, fromAI } from '../toolArguments';
 
 const properties: INodeProperties[] = [
 	{
@@ -73,6 +74,22 @@ export const option = {
 	name: 'Create',
 	description: 'Create a customer in the service',
 	action: 'Create a customer',
+};
+
+export const tool: OperationTool = {
+	description: [
+		'Create a customer in Invoice Service.',
+		`- first name: ${TOOL_ARGUMENTS.firstName}`,
+		`- last name: ${TOOL_ARGUMENTS.lastName}`,
+		`- e-mail: ${TOOL_ARGUMENTS.email}`,
+		"It answers with the new customer's id (like cust_123: the customer ID to invoice them), name and email.",
+	].join('\n'),
+	defaults: {
+		firstName: fromAI('firstName', TOOL_ARGUMENTS.firstName, 'string'),
+		lastName: fromAI('lastName', TOOL_ARGUMENTS.lastName, 'string'),
+		email: fromAI('email', TOOL_ARGUMENTS.email, 'string'),
+	},
+	answerFields: ['id', 'name', 'email'],
 };
 
 /** Reads and validates one item's fields into the create-customer request body; throws FieldError. */
