@@ -1,5 +1,6 @@
 // The facts the documentation quotes that drift when the code moves on: what the packed package holds, the
-// options' defaults, the n8n versions tested, and the links between the pages. Each test lists every quote that
+// options' defaults, the n8n versions tested, the links between the pages, the measured figures quoted from
+// bench/results.md, the error messages quoted from the code, and the test times. Each test lists every quote that
 // no longer matches, with what to write instead, so a failure says which sentence to update.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -10,7 +11,7 @@ import type { INodeProperties } from 'n8n-workflow';
 import { InvoiceServiceApi } from '../../credentials/InvoiceServiceApi.credentials';
 import { InvoiceService } from '../../nodes/InvoiceService/InvoiceService.node';
 import { REPO_ROOT, packPackage } from '../../tools/n8n';
-import { headingAnchors } from '../support/docs';
+import { headingAnchors, tableAfter } from '../support/docs';
 
 /** The pages a reader of the project reads; links are checked in all of them. */
 const PAGES = [
@@ -200,17 +201,6 @@ describe('the n8n versions the docs say are tested', () => {
 		expect(quote).not.toBeNull();
 		expect(quote!.slice(1).sort()).toEqual([...tested].sort());
 	});
-
-	test('every "n8n x.y.z" of a tested major in README.md and docs/development.md is a tested version', () => {
-		const majors = new Set(tested.map((version) => version.split('.')[0]));
-		const untested = ['README.md', 'docs/development.md'].flatMap((page) =>
-			[...flat(read(page)).matchAll(/\bn8n \**(\d+)\.(\d+)\.(\d+)/g)]
-				.map(([, ...parts]) => parts.join('.'))
-				.filter((version) => majors.has(version.split('.')[0]) && !tested.includes(version))
-				.map((version) => `${page}: n8n ${version} (tested: ${tested.join(', ')})`),
-		);
-		expect(untested).toEqual([]);
-	});
 });
 
 describe('links between the pages', () => {
@@ -233,5 +223,227 @@ describe('links between the pages', () => {
 				.map((link) => `${page}: ${link}`);
 		});
 		expect(broken).toEqual([]);
+	});
+});
+
+describe('measured figures quoted from the results files', () => {
+	const results = read('bench/results.md');
+	const pick = (
+		table: Array<Record<string, string>>,
+		where: Record<string, string>,
+		column: string,
+	): string => {
+		const row = table.find((r) => Object.entries(where).every(([k, v]) => r[k] === v));
+		if (!row || row[column] === undefined)
+			throw new Error(`bench/results.md has no ${column} for ${JSON.stringify(where)}`);
+		return row[column];
+	};
+	const s1 = tableAfter(results, 'S1: one n8n');
+	const s2 = tableAfter(results, 'S2: queue mode');
+	const redelivery = tableAfter(results, 'Re-delivery');
+	const keyCost = tableAfter(results, 'What the key costs');
+	const ours = { variant: 'Invoice Service' };
+	const http = { variant: 'HTTP Request 4.2' };
+	const one = (key: string) => ({ setup: 'one n8n, 20 creates/s', key });
+	const queue = (key: string) => ({ setup: 'queue mode, 2 workers × 5', key });
+	const noKey = { variant: 'Invoice Service, no key' };
+	const fresh = { variant: 'Idempotency Key on both nodes, store fresh' };
+	const full = { variant: 'Idempotency Key on both nodes, store full (10,000 keys a node)' };
+	const seconds = (cell: string) => String(Math.round(Number(cell)));
+	const alreadyCreated = 'answered "already created" (each run)';
+
+	/** Each quote: the page, a pattern whose groups are the figures, and what results.md says they are. */
+	const quotes: Array<{ page: string; pattern: RegExp; figures: () => string[] }> = [
+		{
+			page: 'docs/performance.md',
+			pattern: /\*\*(\d+) of (\d+)\*\* in every run/,
+			figures: () => pick(s1, ours, 'exactly once').split(' / '),
+		},
+		{
+			page: 'docs/performance.md',
+			pattern: /(\d+) of 300 \(lost ([\d, ]+)\)/,
+			figures: () => [
+				pick(s1, http, 'exactly once').split(' / ')[0],
+				pick(s1, http, 'lost (each run)'),
+			],
+		},
+		{
+			page: 'docs/performance.md',
+			pattern: /\*\*([\d.]+) s = ([\d.]+) ×\*\* the 30 s/,
+			figures: () => [pick(s1, ours, 'last invoice (s)'), pick(s1, ours, '÷ bound')],
+		},
+		{
+			page: 'docs/performance.md',
+			pattern: /limit off: ([\d.]+) s\)/,
+			figures: () => [pick(s1, { variant: 'Invoice Service, the limit off' }, 'last invoice (s)')],
+		},
+		{
+			page: 'docs/performance.md',
+			pattern: /\(\d+ of (\d+) creates;/,
+			figures: () => [pick(s1, ours, 'create requests')],
+		},
+		{
+			page: 'docs/performance.md',
+			pattern: /\*\*(\d+) ms\*\* \(([\d.]+) × HTTP Request\)/,
+			figures: () => [pick(s1, ours, 'CPU per event (ms)'), pick(s1, ours, '÷ HTTP Request')],
+		},
+		{
+			page: 'docs/performance.md',
+			pattern: /\| ([\d.]+) s \(for the events it did not lose\) \|/,
+			figures: () => [pick(s1, http, 'last invoice (s)')],
+		},
+		{
+			page: 'docs/performance.md',
+			pattern: /\| events\/s \| \*\*([\d.]+)\*\* .*?\| \*\*([\d.]+)\*\* .*?\| ([\d.]+) \(/,
+			figures: () => [
+				pick(s2, { setup: '1 worker' }, 'events/s'),
+				pick(s2, { setup: '2 workers' }, 'events/s'),
+				pick(s2, { setup: '2 workers, 20 creates/s' }, 'events/s'),
+			],
+		},
+		{
+			page: 'docs/performance.md',
+			pattern: /(\d+) \(key on\) and (\d+) \(key off\) of the 300 events got no invoice/,
+			figures: () => [
+				pick(redelivery, one('on'), 'lost (each run)'),
+				pick(redelivery, one('off'), 'lost (each run)'),
+			],
+		},
+		{
+			page: 'docs/performance.md',
+			pattern: /timed out saving (\d+) and (\d+) of the 360 executions/,
+			figures: () => [
+				pick(redelivery, one('on'), 'answered with an error (each run)'),
+				pick(redelivery, one('off'), 'answered with an error (each run)'),
+			],
+		},
+		{
+			page: 'docs/performance.md',
+			pattern: /(\d+) of the 60 second deliveries went to \*Already Created\*, the other (\d+)/,
+			figures: () => [
+				pick(redelivery, queue('on'), alreadyCreated),
+				String(60 - Number(pick(redelivery, queue('on'), alreadyCreated))),
+			],
+		},
+		{
+			page: 'docs/performance.md',
+			pattern: /lost (\d+) of 300 without the key and (\d+) with it \((\d+) with each/,
+			figures: () => [noKey, fresh, full].map((v) => pick(keyCost, v, 'lost (each run)')),
+		},
+		{
+			page: 'docs/performance.md',
+			pattern:
+				/after (\d+) s with the key against (\d+) s without \(([\d.]+) ×\), (\d+) s with a full/,
+			figures: () => [
+				seconds(pick(keyCost, fresh, 'last invoice (s)')),
+				seconds(pick(keyCost, noKey, 'last invoice (s)')),
+				(
+					Number(pick(keyCost, fresh, 'last invoice (s)')) /
+					Number(pick(keyCost, noKey, 'last invoice (s)'))
+				).toFixed(2),
+				seconds(pick(keyCost, full, 'last invoice (s)')),
+			],
+		},
+		{
+			page: 'docs/performance.md',
+			pattern: /CPU per event (\d+) and (\d+) ms against (\d+) ms/,
+			figures: () => [fresh, full, noKey].map((v) => pick(keyCost, v, 'CPU per event (ms)')),
+		},
+	];
+
+	test.each(quotes.map((quote) => [quote.pattern.source, quote] as const))(
+		'%s',
+		(_, { page, pattern, figures }) => {
+			const match = pattern.exec(flat(read(page)));
+			expect([page, match !== null]).toEqual([page, true]);
+			expect(match!.slice(1)).toEqual(figures());
+		},
+	);
+});
+
+describe('n8n versions in every page', () => {
+	const tested = (JSON.parse(read('tools/n8n/versions.json')) as { tested: string[] }).tested;
+
+	test('an "n8n x.y.z" of a tested major is a tested version, or where a feature began ("… and later")', () => {
+		const majors = new Set(tested.map((version) => version.split('.')[0]));
+		const untested = PAGES.filter((page) => page !== 'CHANGELOG.md').flatMap((page) =>
+			[...flat(read(page)).matchAll(/\bn8n \**(\d+)\.(\d+)\.(\d+)\**(?! and later| or later)/g)]
+				.map(([, ...parts]) => parts.join('.'))
+				.filter((version) => majors.has(version.split('.')[0]) && !tested.includes(version))
+				.map((version) => `${page}: n8n ${version} (tested: ${tested.join(', ')})`),
+		);
+		expect(untested).toEqual([]);
+	});
+});
+
+describe('error messages quoted in reference.md, against the code that builds them', () => {
+	const trimPunctuation = (text: string) => text.replace(/^[\s,.:"]+|[\s,.:"]+$/g, '');
+	/** The fixed text of every string the node's code writes: template literals split at their `${…}`. */
+	const codeTexts = (dir: string): string[] =>
+		fs
+			.readdirSync(path.join(REPO_ROOT, dir), { recursive: true, encoding: 'utf8' })
+			.filter((file) => file.endsWith('.ts'))
+			.flatMap((file) =>
+				[
+					...read(path.join(dir, file)).matchAll(
+						/'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)"|`([^`]*)`/g,
+					),
+				].flatMap(([, single, double, template]) =>
+					(single ?? double ?? template.split(/\$\{[^}]*\}/).join('\u0000')).split('\u0000'),
+				),
+			)
+			.map((text) => trimPunctuation(text.replace(/\\(.)/g, '$1')))
+			.filter((text) => text.length >= 4);
+	const texts = [...codeTexts('nodes'), ...codeTexts('credentials')].sort(
+		(a, b) => b.length - a.length,
+	);
+
+	/** What is left of a quote once every fixed text of the code found in it is taken out: values, "…". */
+	function leftOver(quote: string): string {
+		let rest = quote;
+		for (const text of texts) if (text.length >= 8) rest = rest.split(text).join(' ');
+		return rest;
+	}
+
+	const table = read('docs/reference.md').split('## Errors and what to do')[1].split('\n## ')[0];
+	const quoted = [...table.matchAll(/^\| `([^`]+)`/gm)].map(([, quote]) => quote);
+
+	test('the table quotes messages', () => {
+		expect(quoted.length).toBeGreaterThanOrEqual(10);
+	});
+
+	test.each(quoted)('"%s" is what the code writes (only values differ)', (quote) => {
+		// Each part between "…" is a piece of one string of the code, or strings of the code with values between
+		// them: three words in a row that no string of the code holds are wording the code does not write.
+		const unwritten = quote
+			.split('…')
+			.map(trimPunctuation)
+			.filter((part) => part && !texts.some((text) => text.includes(part)))
+			.map(leftOver)
+			.filter((rest) => /[A-Za-z]{2,} [A-Za-z]{2,} [A-Za-z]{2,}/.test(rest));
+		expect(unwritten).toEqual([]);
+	});
+});
+
+describe('test times and counts', () => {
+	test("the README's test times are development.md's measurements, in minutes", () => {
+		const readme = flat(read('README.md'));
+		const development = flat(read('docs/development.md'));
+		const minutes = /It took (\d+) minutes\*\*.*? and (\d+) from nothing/.exec(readme);
+		const secs = /took ([\d,]+) s in all \(.*?`npm test` ([\d,]+) s/.exec(development);
+		expect(minutes).not.toBeNull();
+		expect(secs).not.toBeNull();
+		const inMinutes = (s: string) => String(Math.round(Number(s.replace(/,/g, '')) / 60));
+		expect(minutes!.slice(1)).toEqual([inMinutes(secs![2]), inMinutes(secs![1])]);
+	});
+
+	test('no page gives a test time or count it does not date ("~20 s", "N tests" outside a measurement)', () => {
+		const undated = FACT_PAGES.flatMap((page) =>
+			[...flat(read(page)).matchAll(/[^.]*(?:~\s?\d+ ?s\b|\b\d[\d,]* tests\b)[^.]*/g)]
+				.map(([sentence]) => sentence)
+				.filter((sentence) => !/\b20\d\d-\d\d-\d\d\b|\bbefore issues?\b/.test(sentence))
+				.map((sentence) => `${page}: "${sentence.trim()}"`),
+		);
+		expect(undated).toEqual([]);
 	});
 });
