@@ -1,3 +1,7 @@
+import type { NodeParameterValueType } from 'n8n-workflow';
+
+import type { OperationTool } from './operation';
+
 /**
  * The AI tool's arguments: the `$fromAI()` expression and what the model is told about each argument. Each
  * operation names its own (`tool` in its operation file); actions/tool.ts builds the tool variant from them.
@@ -23,3 +27,30 @@ export const TOOL_ARGUMENTS = {
 	lineItems:
 		'The invoice lines, a JSON array like [{"description": "Consulting", "price": 100.5}]: "description" is text, "price" a number excluding VAT with at most 2 decimals (negative for a discount). The invoice amount, excluding VAT, is the sum of the prices and must be greater than 0',
 } as const;
+
+type Argument = keyof typeof TOOL_ARGUMENTS;
+/** The arguments a model hands over as JSON rather than text. */
+const JSON_ARGUMENTS: ReadonlySet<Argument> = new Set<Argument>(['lineItems']);
+
+/**
+ * An operation as an AI tool: what it does, the arguments the model fills (each with its label in the
+ * description and the field it fills, by default the field of the argument's name), what it answers, the answer
+ * fields the model gets back, and fields the tool variant sets to a fixed value.
+ */
+export function operationTool(spec: {
+	does: string;
+	asks: Array<[argument: Argument, label: string, field?: string]>;
+	answers: string;
+	answerFields: string[];
+	fixed?: Record<string, NodeParameterValueType>;
+}): OperationTool {
+	const lines = spec.asks.map(([key, label]) => `- ${label}: ${TOOL_ARGUMENTS[key]}`);
+	const defaults: Record<string, NodeParameterValueType> = { ...spec.fixed };
+	for (const [key, , field = key] of spec.asks)
+		defaults[field] = fromAI(key, TOOL_ARGUMENTS[key], JSON_ARGUMENTS.has(key) ? 'json' : 'string');
+	return {
+		description: [spec.does, ...lines, spec.answers].join('\n'),
+		defaults,
+		answerFields: spec.answerFields,
+	};
+}

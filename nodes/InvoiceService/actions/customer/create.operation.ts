@@ -5,8 +5,8 @@ import { optionalText, requireEmail, requireText } from '../../helpers/validate'
 import type { ServiceClient } from '../../transport/request';
 import { runOptions } from '../common.descriptions';
 import { idempotencyOptions } from '../../exactlyOnce/idempotencyKeys';
-import type { OperationTool, Prepared } from '../operation';
-import { TOOL_ARGUMENTS, fromAI } from '../toolArguments';
+import type { Prepared } from '../operation';
+import { operationTool } from '../toolArguments';
 
 const properties: INodeProperties[] = [
 	{
@@ -76,21 +76,17 @@ export const option = {
 	action: 'Create a customer',
 };
 
-export const tool: OperationTool = {
-	description: [
-		'Create a customer in Invoice Service.',
-		`- first name: ${TOOL_ARGUMENTS.firstName}`,
-		`- last name: ${TOOL_ARGUMENTS.lastName}`,
-		`- e-mail: ${TOOL_ARGUMENTS.email}`,
+export const tool = operationTool({
+	does: 'Create a customer in Invoice Service.',
+	asks: [
+		['firstName', 'first name'],
+		['lastName', 'last name'],
+		['email', 'e-mail'],
+	],
+	answers:
 		"It answers with the new customer's id (like cust_123: the customer ID to invoice them), name and email.",
-	].join('\n'),
-	defaults: {
-		firstName: fromAI('firstName', TOOL_ARGUMENTS.firstName, 'string'),
-		lastName: fromAI('lastName', TOOL_ARGUMENTS.lastName, 'string'),
-		email: fromAI('email', TOOL_ARGUMENTS.email, 'string'),
-	},
 	answerFields: ['id', 'name', 'email'],
-};
+});
 
 /** Reads and validates one item's fields into the create-customer request body; throws FieldError. */
 export function prepare(this: IExecuteFunctions, itemIndex: number): Prepared {

@@ -20,8 +20,8 @@ import {
 } from '../../helpers/validate';
 import type { ServiceClient } from '../../transport/request';
 import { idempotencyOptions } from '../../exactlyOnce/idempotencyKeys';
-import type { OperationTool, Prepared } from '../operation';
-import { TOOL_ARGUMENTS, fromAI } from '../toolArguments';
+import type { Prepared } from '../operation';
+import { operationTool } from '../toolArguments';
 import {
 	numberOption,
 	type NumberOption,
@@ -195,6 +195,19 @@ const displayOptions = { show: { resource: ['invoice'], operation: ['create'] } 
 /** The spec does not name the e-mail switch; this is the field we send (documented in docs/reference.md). */
 const SEND_EMAIL_FIELD = 'send_email';
 
+export const tool = operationTool({
+	// A model hands over lines as one JSON argument, so the tool starts in "Using JSON" mode.
+	fixed: { lineItemsMode: 'json' },
+	does: 'Create an invoice for an existing customer in Invoice Service; the service makes a PDF and can e-mail it.',
+	asks: [
+		['customerId', 'customer ID'],
+		['currency', 'currency'],
+		['lineItems', 'line items', 'lineItemsJson'],
+	],
+	answers: 'It answers with invoice_id, status and download_url (the PDF).',
+	answerFields: ['invoice_id', 'status', 'download_url'],
+});
+
 export const description = updateDisplayOptions(displayOptions, properties);
 
 /** How the Operation selector lists it. */
@@ -202,24 +215,6 @@ export const option = {
 	name: 'Create',
 	description: 'Create an invoice for a customer: the service makes a PDF and can e-mail it',
 	action: 'Create an invoice',
-};
-
-export const tool: OperationTool = {
-	description: [
-		'Create an invoice for an existing customer in Invoice Service; the service makes a PDF and can e-mail it.',
-		`- customer ID: ${TOOL_ARGUMENTS.customerId}`,
-		`- currency: ${TOOL_ARGUMENTS.currency}`,
-		`- line items: ${TOOL_ARGUMENTS.lineItems}`,
-		'It answers with invoice_id, status and download_url (the PDF).',
-	].join('\n'),
-	defaults: {
-		customerId: fromAI('customerId', TOOL_ARGUMENTS.customerId, 'string'),
-		currency: fromAI('currency', TOOL_ARGUMENTS.currency, 'string'),
-		// A model hands over lines as one JSON argument, so the tool starts in "Using JSON" mode.
-		lineItemsMode: 'json',
-		lineItemsJson: fromAI('lineItems', TOOL_ARGUMENTS.lineItems, 'json'),
-	},
-	answerFields: ['invoice_id', 'status', 'download_url'],
 };
 
 /** Reads and validates one item's fields into the create-invoice request body; throws FieldError. */
