@@ -91,7 +91,7 @@ describe('networkFailure', () => {
 			const failure = networkFailure(code, text, call);
 			expect(failure.retryable).toBe(false);
 			expect(failure.message).toMatch(
-				/Outcome unknown: .*Check the service before running this item again/,
+				/Outcome unknown: .*Check the service; if the record is not there, turn on Options → Resend Unknown Outcomes and retry with the current workflow\./,
 			);
 		}
 		expect(networkFailure('ETIMEDOUT', 'x', call).message).toMatch(
@@ -149,10 +149,10 @@ describe('deadline, size limit and the PDF of a created invoice', () => {
 			message:
 				'Invoice inv_1 was created, but its PDF could not be downloaded: https://x/inv_1.pdf answered HTTP 404',
 			description:
-				"Do not run this item again (that would create a second invoice); fetch the PDF from the invoice's download_url instead.",
+				"Retry the failed execution (from the executions list, or let Retry On Fail run the node again): the retry does not create the invoice again, it only downloads the PDF. Or fetch the PDF from the invoice's download_url.",
 		});
 		expect(createdButNoPdf(fileTooLarge(1024 * 1024), 'inv_2').description).toMatch(
-			/^The download was stopped at the limit\. .* Do not run this item again/,
+			/^The download was stopped at the limit\. .* Retry the failed execution .* it only downloads the PDF/,
 		);
 	});
 });

@@ -170,7 +170,7 @@ describe('every answer of the service becomes one clear error', () => {
 		const result = await runInvoiceService({ parameters: customerParameters(), items: [ADA] });
 		expect(scope.isDone()).toBe(true);
 		expect(result.error?.message).toMatch(
-			/^The connection to app\.example\.com broke before the answer to create-customer arrived\. Outcome unknown: .*Check the service before running this item again/,
+			/^The connection to app\.example\.com broke before the answer to create-customer arrived\. Outcome unknown: .*Check the service; if the record is not there, turn on Options → Resend Unknown Outcomes/,
 		);
 	});
 
@@ -374,9 +374,11 @@ describe('the item loop', () => {
 		});
 		expect(result.error?.message).toBe('A customer with the e-mail dup@example.com already exists');
 		expect(result.error?.description).toContain(
-			'Already created in this run before it stopped: item 0 (cust_15), item 1 (cust_14). Skip these when you run again.',
+			'Already created in this run before it stopped: item 0 (cust_15), item 1 (cust_14). Retry of this execution returns them without creating them again.',
 		);
-		expect(result.error?.description).toContain('1 other item(s) were not sent.');
+		expect(result.error?.description).toContain(
+			'1 other item(s) were not sent: Retry of this execution sends them.',
+		);
 	});
 
 	it('routes a service error to the error output, paired to its input, with continueRegularOutput in output 0', async () => {
