@@ -223,6 +223,41 @@ describe('every answer of the service becomes one clear error', () => {
 		);
 		expect(nock.pendingMocks()).toHaveLength(0);
 	});
+
+	it.each<[string, Record<string, string>]>([
+		['Retry-After: 0', { 'retry-after': '0' }],
+		['a Retry-After in the past', { 'retry-after': 'Wed, 21 Oct 2015 07:28:00 GMT' }],
+		['no Retry-After', {}],
+	])(
+		'%s: each retry waits at least 1 s and counts against Max Retry Wait (0 sends once, 2 s at most 3 times)',
+		async (_name, headers) => {
+			let sends = 0;
+			nock(ORIGIN)
+				.post(`${API}/create-customer`)
+				.times(300)
+				.reply(() => {
+					sends++;
+					return [503, { status: 'error', message: 'busy' }, headers];
+				});
+
+			const once = await runInvoiceService({
+				parameters: customerParameters({ options: { maxRetryWait: 0 } }),
+				items: [ADA],
+			});
+			expect(once.error?.message).toBe('The service is unavailable (HTTP 503): busy');
+			expect(sends).toBe(1);
+
+			sends = 0;
+			const started = Date.now();
+			await runInvoiceService({
+				parameters: customerParameters({ options: { maxRetryWait: 2 } }),
+				items: [ADA],
+			});
+			expect(sends).toBeGreaterThanOrEqual(2);
+			expect(sends).toBeLessThanOrEqual(3);
+			expect(Date.now() - started).toBeGreaterThanOrEqual((sends - 1) * 1000);
+		},
+	);
 });
 
 describe('bad input is refused before anything is sent, naming the field and the item', () => {

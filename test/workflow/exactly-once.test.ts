@@ -361,6 +361,38 @@ describe('Idempotency Key: the same event in another execution is not sent again
 		expect(received.get(0)).toBe(1);
 	});
 
+	it('Stop while the service holds a keyed create: that key is kept (outcome unknown); a later item is not sent and its key is free', async () => {
+		let holding: () => void = () => {};
+		const held = new Promise<void>((resolve) => (holding = resolve));
+		const { received, created } = service((item) => {
+			if (item !== 0) return 200;
+			holding();
+			return 'hang';
+		});
+		const stopped = await runInvoiceService(
+			withKey({
+				items: people(2),
+				nodeId,
+				onError: 'continueRegularOutput',
+				options: { concurrency: 1 },
+				cancelWhen: held,
+			}),
+		).catch((error: unknown) => error);
+		expect(stopped).toBeDefined();
+		// Item 0 reached the service (which went on to create it); item 1 was never sent.
+		expect(received.get(0)).toBe(1);
+		expect(received.get(1)).toBeUndefined();
+		await sleep(2100);
+		expect(created.get(0)).toBe(1);
+
+		// The same events delivered again: item 0's key was kept (Already Created), item 1's was released.
+		const again = await runInvoiceService(withKey({ items: people(2), nodeId }));
+		expect(idsOf(again.outputs[0])).toEqual(['cust_1_1']);
+		expect(again.outputs[1].map((item) => item.json.idempotencyKey)).toEqual(['event-0']);
+		expect(received.get(0)).toBe(1);
+		expect(created.get(0)).toBe(1);
+	});
+
 	it('two executions at once with the same key create once; two items of one run with one key too', async () => {
 		const { created } = service();
 		const [a, b] = await Promise.all([
