@@ -8,6 +8,7 @@ import {
 	networkFailure,
 	unexpectedAnswer,
 } from '../../nodes/InvoiceService/transport/errors';
+import { mayHaveActed, nodeApiError } from '../../nodes/InvoiceService/transport/nodeError';
 
 const call = {
 	endpoint: 'create-customer',
@@ -154,5 +155,28 @@ describe('deadline, size limit and the PDF of a created invoice', () => {
 		expect(createdButNoPdf(fileTooLarge(1024 * 1024), 'inv_2').description).toMatch(
 			/^The download was stopped at the limit\. .* Retry the failed execution .* it only downloads the PDF/,
 		);
+	});
+});
+
+describe('"may have acted" is a property of the error', () => {
+	const node = { name: 'Invoice Service', type: 'x', typeVersion: 1, position: [0, 0] } as never;
+	const failure = { retryable: false, message: 'Outcome unknown', serviceMayHaveActed: true };
+
+	it('is set from the failure, and survives a copy and a JSON round trip of the error', () => {
+		const error = nodeApiError(node, failure, { itemIndex: 3 });
+		expect(mayHaveActed(error)).toBe(true);
+		expect(mayHaveActed({ ...error })).toBe(true);
+		expect(mayHaveActed(JSON.parse(JSON.stringify({ context: error.context })))).toBe(true);
+	});
+
+	it('is not set for a refusal, nor for an error that is not one of ours', () => {
+		const refused = nodeApiError(
+			node,
+			{ ...failure, serviceMayHaveActed: false },
+			{ itemIndex: 0 },
+		);
+		expect(mayHaveActed(refused)).toBe(false);
+		expect(mayHaveActed(new Error('x'))).toBe(false);
+		expect(mayHaveActed(undefined)).toBe(false);
 	});
 });
