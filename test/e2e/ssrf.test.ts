@@ -90,7 +90,7 @@ describe.each(WITH_SSRF_PROTECTION)('n8n %s with SSRF protection on', (version) 
 		expect(error?.description).toContain(
 			'N8N_SSRF_ALLOWED_HOSTNAMES=127.0.0.1 or N8N_SSRF_ALLOWED_IP_RANGES=127.0.0.1/32',
 		);
-		expect(error?.description).toContain('Do not run this item again');
+		expect(error?.description).toContain('it only downloads the PDF');
 		expect(service.stats().pdf.downloads).toBe(0);
 		// The node logs every retry ("...; retrying for 1 s"): none here.
 		expect(`${r.stdout}\n${r.stderr}`).not.toMatch(/retrying for|gave up after waiting/);

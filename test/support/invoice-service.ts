@@ -1,3 +1,4 @@
+import nock from 'nock';
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { InvoiceServiceApi } from '../../credentials/InvoiceServiceApi.credentials';
@@ -23,6 +24,8 @@ export interface InvoiceServiceRun {
 	asTool?: boolean;
 	/** The same node id in several runs: the same node of one workflow (its Idempotency Keys). */
 	nodeId?: string;
+	/** Stop the execution when this settles (the editor's Stop, the workflow's time-out). */
+	cancelWhen?: Promise<unknown>;
 }
 
 /** Runs the Invoice Service node inside a real n8n-core workflow, after a source node that emits `items`. */
@@ -39,6 +42,7 @@ export async function runInvoiceService(run: InvoiceServiceRun): Promise<RunResu
 		waitBetweenTries: run.waitBetweenTries,
 		executeOnce: run.executeOnce,
 		nodeId: run.nodeId,
+		cancelWhen: run.cancelWhen,
 		...(run.asTool ? { nodeTypeName: 'n8n-nodes-invoice-service.invoiceServiceTool' } : {}),
 	});
 }
@@ -66,6 +70,42 @@ export const invoiceParameters = (extra: INodeParameters = {}): INodeParameters 
 	},
 	...extra,
 });
+
+/**
+ * Two invoices, for customers cust_1 and cust_2: the second is refused once (HTTP 400, so the run stops after
+ * the first was created), then created; every PDF is served. `invoices()` counts the create requests, so a
+ * second create of the first shows; `files` is done when `pdfs` downloads happened.
+ */
+export function invoiceRefusedOncePdfServed(pdfs: number) {
+	let invoices = 0;
+	nock(ORIGIN)
+		.post(`${API}/create-invoice`)
+		.times(3)
+		.reply((_uri, body) => {
+			if ((body as IDataObject).customer_id === 'cust_2' && invoices === 1) {
+				invoices++;
+				return [400, { status: 'error', message: 'try again' }];
+			}
+			invoices++;
+			const id = `inv_${invoices}`;
+			return [200, { invoice_id: id, status: 'sent', download_url: `${ORIGIN}/files/${id}.pdf` }];
+		});
+	const pdf = Buffer.from('%PDF-1.4 the first invoice');
+	const files = nock(ORIGIN)
+		.get(/\/files\/inv_\d\.pdf/)
+		.times(pdfs)
+		.reply(200, pdf, { 'content-type': 'application/pdf' });
+	const run = (extra: Omit<InvoiceServiceRun, 'parameters' | 'items'> = {}) =>
+		runInvoiceService({
+			parameters: invoiceParameters({
+				customerId: '={{ $json.customer }}',
+				options: { downloadPdf: true, concurrency: 1 },
+			}),
+			items: [{ customer: 'cust_1' }, { customer: 'cust_2' }],
+			...extra,
+		});
+	return { invoices: () => invoices, files, pdf, run };
+}
 
 /** Everything a run produced, as text, to prove the API key appears nowhere. */
 export function everythingVisible(result: RunResult): string {

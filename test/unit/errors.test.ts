@@ -8,6 +8,7 @@ import {
 	networkFailure,
 	unexpectedAnswer,
 } from '../../nodes/InvoiceService/transport/errors';
+import { mayHaveActed, nodeApiError } from '../../nodes/InvoiceService/transport/nodeError';
 
 const call = {
 	endpoint: 'create-customer',
@@ -91,7 +92,7 @@ describe('networkFailure', () => {
 			const failure = networkFailure(code, text, call);
 			expect(failure.retryable).toBe(false);
 			expect(failure.message).toMatch(
-				/Outcome unknown: .*Check the service before running this item again/,
+				/Outcome unknown: .*Check the service; if the record is not there, turn on Options → Resend Unknown Outcomes and retry with the current workflow\./,
 			);
 		}
 		expect(networkFailure('ETIMEDOUT', 'x', call).message).toMatch(
@@ -149,10 +150,33 @@ describe('deadline, size limit and the PDF of a created invoice', () => {
 			message:
 				'Invoice inv_1 was created, but its PDF could not be downloaded: https://x/inv_1.pdf answered HTTP 404',
 			description:
-				"Do not run this item again (that would create a second invoice); fetch the PDF from the invoice's download_url instead.",
+				"Retry the failed execution (from the executions list, or let Retry On Fail run the node again): the retry does not create the invoice again, it only downloads the PDF. Or fetch the PDF from the invoice's download_url.",
 		});
 		expect(createdButNoPdf(fileTooLarge(1024 * 1024), 'inv_2').description).toMatch(
-			/^The download was stopped at the limit\. .* Do not run this item again/,
+			/^The download was stopped at the limit\. .* Retry the failed execution .* it only downloads the PDF/,
 		);
+	});
+});
+
+describe('"may have acted" is a property of the error', () => {
+	const node = { name: 'Invoice Service', type: 'x', typeVersion: 1, position: [0, 0] } as never;
+	const failure = { retryable: false, message: 'Outcome unknown', serviceMayHaveActed: true };
+
+	it('is set from the failure, and survives a copy and a JSON round trip of the error', () => {
+		const error = nodeApiError(node, failure, { itemIndex: 3 });
+		expect(mayHaveActed(error)).toBe(true);
+		expect(mayHaveActed({ ...error })).toBe(true);
+		expect(mayHaveActed(JSON.parse(JSON.stringify({ context: error.context })))).toBe(true);
+	});
+
+	it('is not set for a refusal, nor for an error that is not one of ours', () => {
+		const refused = nodeApiError(
+			node,
+			{ ...failure, serviceMayHaveActed: false },
+			{ itemIndex: 0 },
+		);
+		expect(mayHaveActed(refused)).toBe(false);
+		expect(mayHaveActed(new Error('x'))).toBe(false);
+		expect(mayHaveActed(undefined)).toBe(false);
 	});
 });

@@ -56,20 +56,31 @@ describe('readRunOptions', () => {
 			concurrency: defaultOf('concurrency'),
 			timeoutMs: defaultOf('timeout'),
 			maxRetryWaitMs: Number(defaultOf('maxRetryWait')) * 1000,
+			resendUnknown: defaultOf('resendUnknown'),
 		});
 		expect(readRunOptions({})).toEqual({
 			concurrency: 5,
 			timeoutMs: 60000,
 			maxRetryWaitMs: 120000,
+			resendUnknown: false,
 		});
 	});
 
 	it('uses the values given, in the units the transport needs', () => {
-		expect(readRunOptions({ concurrency: 12, timeout: 3000, maxRetryWait: 0 })).toEqual({
+		expect(
+			readRunOptions({ concurrency: 12, timeout: 3000, maxRetryWait: 0, resendUnknown: true }),
+		).toEqual({
 			concurrency: 12,
 			timeoutMs: 3000,
 			maxRetryWaitMs: 0,
+			resendUnknown: true,
 		});
+	});
+
+	it('refuses a Resend Unknown Outcomes that is not true or false, naming it', () => {
+		expect(() => readRunOptions({ resendUnknown: 'maybe' })).toThrow(
+			'Resend Unknown Outcomes must be true or false',
+		);
 	});
 
 	it.each([0, -3, 2.7, 51, 'abc'])(

@@ -33,61 +33,76 @@ const contextFor = (
 describe('the record of a node run (Retry On Fail, a retried execution)', () => {
 	it('is shared by the runs of one node run, and by nothing else', () => {
 		const run = {};
-		RunRecord.of(contextFor(run)).created(0, 'fp0', { id: 'cust_1' });
+		RunRecord.of(contextFor(run)).created(0, { email: 'a' }, { id: 'cust_1' });
 
-		expect(RunRecord.of(contextFor(run)).recall(0, 'fp0')).toEqual({ created: { id: 'cust_1' } });
-		expect(RunRecord.of(contextFor(run)).recall(1, 'fp0')).toBeUndefined();
-		// The same item with another request (a retry "with current workflow" after an edit) is sent.
-		expect(RunRecord.of(contextFor(run)).recall(0, 'fp-edited')).toBeUndefined();
+		expect(RunRecord.of(contextFor(run)).recall(0)).toEqual({ created: { id: 'cust_1' } });
+		expect(RunRecord.of(contextFor(run)).recall(1)).toBeUndefined();
 		// Another node run (another execution or run index) has another execute data object.
-		expect(RunRecord.of(contextFor({})).recall(0, 'fp0')).toBeUndefined();
+		expect(RunRecord.of(contextFor({})).recall(0)).toBeUndefined();
 		// A tool call never recalls: each call is a new question, whatever execute data n8n hands it.
 		const tool = contextFor(run, 'n8n-nodes-invoice-service.invoiceServiceTool');
-		expect(RunRecord.of(tool).recall(0, 'fp0')).toBeUndefined();
+		expect(RunRecord.of(tool).recall(0)).toBeUndefined();
 		// No execute data (a context without it): nothing kept, nothing recalled.
-		RunRecord.of(contextFor(undefined)).created(0, 'fp0', { id: 'cust_2' });
-		expect(RunRecord.of(contextFor(undefined)).recall(0, 'fp0')).toBeUndefined();
+		RunRecord.of(contextFor(undefined)).created(0, { email: 'b' }, { id: 'cust_2' });
+		expect(RunRecord.of(contextFor(undefined)).recall(0)).toBeUndefined();
+	});
+
+	it('fingerprints a created request only when sealed; recall is by index whatever the request is now', () => {
+		const run = {};
+		const record = RunRecord.of(contextFor(run));
+		record.created(0, { email: 'a' }, { id: 'cust_1' });
+		expect(JSON.stringify(run)).not.toContain('fingerprint');
+		record.seal('customer/create');
+		expect(record.recall(0)).toEqual({
+			created: { id: 'cust_1' },
+			fingerprint: fingerprintOf('customer/create', { email: 'a' }),
+		});
 	});
 
 	it('survives the execution being saved and loaded again, as JSON, without its in-memory outputs', () => {
 		const run = {};
 		const record = RunRecord.of(contextFor(run));
-		record.created(0, 'fp0', { invoice_id: 'inv_1' });
+		record.created(0, { customer_id: 'c' }, { invoice_id: 'inv_1' });
 		record.returned(0, { json: { invoice_id: 'inv_1' }, binary: { data: {} as never } });
-		record.unknown(1, 'fp1', { message: 'Outcome unknown', httpCode: '500' });
+		record.unknown(1, { message: 'Outcome unknown', httpCode: '500' });
+		record.seal('invoice/create');
 		const saved = JSON.parse(JSON.stringify(run)) as object;
 		expect(JSON.stringify(saved)).not.toContain('binary');
 		const loaded = RunRecord.of(contextFor(saved));
-		expect(loaded.recall(0, 'fp0')).toEqual({ created: { invoice_id: 'inv_1' } });
-		expect(loaded.recall(1, 'fp1')).toEqual({
+		expect(loaded.recall(0)).toMatchObject({ created: { invoice_id: 'inv_1' } });
+		expect(loaded.recall(0)).not.toHaveProperty('output');
+		expect(loaded.recall(1)).toEqual({
 			unknown: { message: 'Outcome unknown', httpCode: '500' },
 		});
 		// In the same process the output itself (with its binary) comes back.
-		expect(RunRecord.of(contextFor(run)).recall(0, 'fp0')).toMatchObject({
+		expect(RunRecord.of(contextFor(run)).recall(0)).toMatchObject({
 			output: { binary: { data: {} } },
 		});
 	});
 
-	it('keeps a created item created when its PDF then fails', () => {
+	it('keeps a created item created when its PDF then fails; an unknown item resent starts afresh', () => {
 		const run = {};
 		const record = RunRecord.of(contextFor(run));
-		record.created(0, 'fp0', { invoice_id: 'inv_1' });
-		record.unknown(0, 'fp0', { message: 'The invoice inv_1 was created, but its PDF ...' });
-		expect(record.recall(0, 'fp0')).toEqual({ created: { invoice_id: 'inv_1' } });
+		record.created(0, {}, { invoice_id: 'inv_1' });
+		record.unknown(0, { message: 'The invoice inv_1 was created, but its PDF ...' });
+		expect(record.recall(0)).toEqual({ created: { invoice_id: 'inv_1' } });
+		record.unknown(1, { message: 'Outcome unknown' });
+		record.resend(1);
+		expect(record.recall(1)).toBeUndefined();
 	});
 
 	it('ignores what it does not recognise as its own record', () => {
-		const run = { [RECORD_PROPERTY]: { version: 99, items: { 0: { fingerprint: 'fp0' } } } };
-		expect(RunRecord.of(contextFor(run)).recall(0, 'fp0')).toBeUndefined();
+		const run = { [RECORD_PROPERTY]: { version: 99, items: { 0: { created: { id: 'x' } } } } };
+		expect(RunRecord.of(contextFor(run)).recall(0)).toBeUndefined();
 	});
 
 	it('is forgotten at once after a run with nothing failed', () => {
 		const run = {};
 		const record = RunRecord.of(contextFor(run));
-		record.created(0, 'fp0', { id: 'cust_1' });
+		record.created(0, {}, { id: 'cust_1' });
 		record.forget();
 		expect(run).toEqual({});
-		expect(RunRecord.of(contextFor(run)).recall(0, 'fp0')).toBeUndefined();
+		expect(RunRecord.of(contextFor(run)).recall(0)).toBeUndefined();
 	});
 
 	it('is released with the execution: once n8n drops the execute data, the outputs kept in memory are collected', async () => {

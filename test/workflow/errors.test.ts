@@ -170,7 +170,7 @@ describe('every answer of the service becomes one clear error', () => {
 		const result = await runInvoiceService({ parameters: customerParameters(), items: [ADA] });
 		expect(scope.isDone()).toBe(true);
 		expect(result.error?.message).toMatch(
-			/^The connection to app\.example\.com broke before the answer to create-customer arrived\. Outcome unknown: .*Check the service before running this item again/,
+			/^The connection to app\.example\.com broke before the answer to create-customer arrived\. Outcome unknown: .*Check the service; if the record is not there, turn on Options → Resend Unknown Outcomes/,
 		);
 	});
 
@@ -223,6 +223,41 @@ describe('every answer of the service becomes one clear error', () => {
 		);
 		expect(nock.pendingMocks()).toHaveLength(0);
 	});
+
+	it.each<[string, Record<string, string>]>([
+		['Retry-After: 0', { 'retry-after': '0' }],
+		['a Retry-After in the past', { 'retry-after': 'Wed, 21 Oct 2015 07:28:00 GMT' }],
+		['no Retry-After', {}],
+	])(
+		'%s: each retry waits at least 1 s and counts against Max Retry Wait (0 sends once, 2 s at most 3 times)',
+		async (_name, headers) => {
+			let sends = 0;
+			nock(ORIGIN)
+				.post(`${API}/create-customer`)
+				.times(300)
+				.reply(() => {
+					sends++;
+					return [503, { status: 'error', message: 'busy' }, headers];
+				});
+
+			const once = await runInvoiceService({
+				parameters: customerParameters({ options: { maxRetryWait: 0 } }),
+				items: [ADA],
+			});
+			expect(once.error?.message).toBe('The service is unavailable (HTTP 503): busy');
+			expect(sends).toBe(1);
+
+			sends = 0;
+			const started = Date.now();
+			await runInvoiceService({
+				parameters: customerParameters({ options: { maxRetryWait: 2 } }),
+				items: [ADA],
+			});
+			expect(sends).toBeGreaterThanOrEqual(2);
+			expect(sends).toBeLessThanOrEqual(3);
+			expect(Date.now() - started).toBeGreaterThanOrEqual((sends - 1) * 1000);
+		},
+	);
 });
 
 describe('bad input is refused before anything is sent, naming the field and the item', () => {
@@ -374,9 +409,11 @@ describe('the item loop', () => {
 		});
 		expect(result.error?.message).toBe('A customer with the e-mail dup@example.com already exists');
 		expect(result.error?.description).toContain(
-			'Already created in this run before it stopped: item 0 (cust_15), item 1 (cust_14). Skip these when you run again.',
+			'Already created in this run before it stopped: item 0 (cust_15), item 1 (cust_14). Retry of this execution returns them without creating them again.',
 		);
-		expect(result.error?.description).toContain('1 other item(s) were not sent.');
+		expect(result.error?.description).toContain(
+			'1 other item(s) were not sent: Retry of this execution sends them.',
+		);
 	});
 
 	it('routes a service error to the error output, paired to its input, with continueRegularOutput in output 0', async () => {

@@ -9,6 +9,7 @@ import {
 	ORIGIN,
 	customerParameters,
 	invoiceParameters,
+	invoiceRefusedOncePdfServed,
 	runInvoiceService,
 	type InvoiceServiceRun,
 } from '../support/invoice-service';
@@ -106,80 +107,106 @@ describe('a failed execution retried from the executions list never creates agai
 		expect([...created.values()].every((count) => count === 1)).toBe(true);
 	});
 
-	it('after an edit that changes the requests, the retry sends them (the record is of other requests)', async () => {
-		const { received } = service((item, seen) => (item === 2 && seen === 0 ? 400 : 200));
+	it('after an edit that changes every request, the retry creates nothing again and says which items changed', async () => {
+		const { received, created } = service((item, seen) => (item === 2 && seen === 0 ? 400 : 200));
 		const first = await runInvoiceService({
 			parameters: customerParameters({ options: { concurrency: 1 } }),
 			items: people(4),
 		});
 		expect(first.status).toBe('error');
 		const edited = customerParameters({
-			lastName: '={{ $json.last }} (edited)',
+			lastName: '={{ $json.last.trim() }} (edited)',
 			options: { concurrency: 1 },
 		});
 		const retried = await first.retry({ currentParameters: edited });
 		expect(retried.status).toBe('success');
 		expect([...received.entries()].sort()).toEqual([
-			[0, 2],
-			[1, 2],
+			[0, 1],
+			[1, 1],
 			[2, 2],
 			[3, 1],
 		]);
+		expect([...created.values()].every((count) => count === 1)).toBe(true);
+		// Items 0 and 1 return what was created then (the same fields), and the hint names them.
+		expect(idsOf(retried.outputs[0])).toEqual(['cust_0_1', 'cust_1_1', 'cust_2_1', 'cust_3_1']);
+		expect(retried.outputs[0][0].json).toEqual({ id: 'cust_0_1', name: 'Ada' });
+		expect(hintsOf(retried)).toContain(
+			'The request of item 0 (line 1), item 1 (line 2) changed since they were created',
+		);
+		expect(hintsOf(retried)).toMatch(/2 item\(s\) were created in an earlier try .* rebuilt/);
 	});
 
-	it('an item whose outcome was unknown (HTTP 500) fails again on the retry, without a request', async () => {
-		const { received, created } = service((item, seen) => (item === 2 && seen === 0 ? 500 : 200));
-		const first = await runInvoiceService({
-			parameters: customerParameters({ options: { concurrency: 1 } }),
-			items: people(4),
-		});
+	it('an unknown outcome (HTTP 500 on line 7 of 12): the retry sends the safe items, then Resend Unknown Outcomes sends line 7', async () => {
+		const { received, created } = service((item, seen) => (item === 6 && seen === 0 ? 500 : 200));
+		const parameters = customerParameters({ options: { concurrency: 1 } });
+		const first = await runInvoiceService({ parameters, items: people(12) });
 		expect(first.status).toBe('error');
+		expect(received.get(7)).toBeUndefined();
+
+		// Retry: 0-5 returned, 6 not sent, 7-11 sent; then the stop, naming item 6 and the way forward.
 		const retried = await first.retry();
 		expect(retried.status).toBe('error');
-		expect(String(retried.error?.description)).toMatch(/Not sent again/);
-		expect(String(retried.error?.description)).toMatch(
-			/Already created in this run before it stopped: item 0 \(cust_0_1\), item 1 \(cust_1_1\)/,
+		expect(received.get(6)).toBe(1);
+		for (let item = 7; item < 12; item++) expect(received.get(item)).toBe(1);
+		expect(created.size).toBe(11);
+		const description = String(retried.error?.description);
+		expect(description).toMatch(/Not sent again/);
+		expect(description).toContain('Outcome unknown, not sent again: item 6 (line 7).');
+		expect(description).toContain(
+			'Check the service; if the record is not there, turn on Options → Resend Unknown Outcomes and retry with the current workflow.',
 		);
-		expect(received.get(2)).toBe(1);
-		expect(received.get(3)).toBeUndefined();
-		expect([...created.values()].every((count) => count === 1)).toBe(true);
-		expect(hintsOf(retried)).toBe('');
+		expect(description).not.toMatch(/other item\(s\) were not sent/);
+
+		// A second plain retry changes nothing: still no request for item 6.
+		const again = await retried.retry();
+		expect(again.status).toBe('error');
+		expect(received.get(6)).toBe(1);
+
+		// The user checked: turned the option on, retried with the current workflow. Line 7 is sent, once.
+		const resent = await again.retry({
+			currentParameters: customerParameters({
+				options: { concurrency: 1, resendUnknown: true },
+			}),
+		});
+		expect(resent.status).toBe('success');
+		expect(idsOf(resent.outputs[0])).toEqual(people(12).map((_, item) => `cust_${item}_1`));
+		expect(received.get(6)).toBe(2);
+		for (let item = 0; item < 12; item++) expect(created.get(item)).toBe(1);
+		expect(hintsOf(resent)).toMatch(/1 item\(s\) whose outcome was unknown were sent again/);
+	});
+
+	it('the stop report names at most 50 items of a kind, then counts the rest', async () => {
+		service((item) => (item === 59 ? 400 : 200));
+		const first = await runInvoiceService({
+			parameters: customerParameters({ options: { concurrency: 1 } }),
+			items: people(61),
+		});
+		const description = String(first.error?.description);
+		const listed = [...description.matchAll(/item (\d+) \(cust_\d+_1\)/g)];
+		expect(listed).toHaveLength(50);
+		expect(description).toContain(
+			'item 49 (cust_49_1) and 9 more. Retry of this execution returns them',
+		);
+		expect(description).toContain('1 other item(s) were not sent');
 	});
 
 	it('an invoice created before the stop comes back with its PDF downloaded again', async () => {
-		let invoices = 0;
-		nock(ORIGIN)
-			.post(`${API}/create-invoice`)
-			.times(3)
-			.reply((_uri, body) => {
-				if ((body as IDataObject).customer_id === 'cust_2' && invoices === 1) {
-					invoices++;
-					return [400, { status: 'error', message: 'try again' }];
-				}
-				invoices++;
-				const id = `inv_${invoices}`;
-				return [200, { invoice_id: id, status: 'sent', download_url: `${ORIGIN}/files/${id}.pdf` }];
-			});
-		const pdf = Buffer.from('%PDF-1.4 the first invoice');
-		const files = nock(ORIGIN)
-			.get(/\/files\/inv_\d\.pdf/)
-			.times(3)
-			.reply(200, pdf, { 'content-type': 'application/pdf' });
-		const first = await runInvoiceService({
-			parameters: invoiceParameters({
-				customerId: '={{ $json.customer }}',
-				options: { downloadPdf: true, concurrency: 1 },
-			}),
-			items: [{ customer: 'cust_1' }, { customer: 'cust_2' }],
-		});
+		const scenario = invoiceRefusedOncePdfServed(3);
+		const first = await scenario.run();
 		expect(first.status).toBe('error');
 		const retried = await first.retry();
 		expect(retried.status).toBe('success');
-		expect(invoices).toBe(3);
-		expect(files.isDone()).toBe(true);
+		expect(scenario.invoices()).toBe(3);
+		expect(scenario.files.isDone()).toBe(true);
 		const [one, two] = retried.outputs[0];
 		expect([one.json.invoice_id, two.json.invoice_id]).toEqual(['inv_1', 'inv_3']);
-		expect((await getBinaryBuffer(one, 'data')).equals(pdf)).toBe(true);
+		// The same fields as its first output: the service's answer, kept in the record.
+		expect(one.json).toEqual({
+			invoice_id: 'inv_1',
+			status: 'sent',
+			download_url: 'https://app.example.com/files/inv_1.pdf',
+		});
+		expect((await getBinaryBuffer(one, 'data')).equals(scenario.pdf)).toBe(true);
 	});
 
 	it('an invoice whose PDF failed after it was created: the next try only downloads the PDF', async () => {
@@ -275,7 +302,7 @@ describe('the stop report after Retry On Fail', () => {
 		expect(result.status).toBe('error');
 		expect(received.get(1)).toBe(1);
 		expect(String(result.error?.description)).toMatch(
-			/The service may have carried out item\(s\) 1 |Item 1 failed too: .*/,
+			/Outcome unknown, not sent again: item 1 \(line 2\)/,
 		);
 	});
 });
@@ -332,6 +359,38 @@ describe('Idempotency Key: the same event in another execution is not sent again
 		expect(second.outputs[0]).toEqual([]);
 		expect(second.outputs[1]).toHaveLength(1);
 		expect(received.get(0)).toBe(1);
+	});
+
+	it('Stop while the service holds a keyed create: that key is kept (outcome unknown); a later item is not sent and its key is free', async () => {
+		let holding: () => void = () => {};
+		const held = new Promise<void>((resolve) => (holding = resolve));
+		const { received, created } = service((item) => {
+			if (item !== 0) return 200;
+			holding();
+			return 'hang';
+		});
+		const stopped = await runInvoiceService(
+			withKey({
+				items: people(2),
+				nodeId,
+				onError: 'continueRegularOutput',
+				options: { concurrency: 1 },
+				cancelWhen: held,
+			}),
+		).catch((error: unknown) => error);
+		expect(stopped).toBeDefined();
+		// Item 0 reached the service (which went on to create it); item 1 was never sent.
+		expect(received.get(0)).toBe(1);
+		expect(received.get(1)).toBeUndefined();
+		await sleep(2100);
+		expect(created.get(0)).toBe(1);
+
+		// The same events delivered again: item 0's key was kept (Already Created), item 1's was released.
+		const again = await runInvoiceService(withKey({ items: people(2), nodeId }));
+		expect(idsOf(again.outputs[0])).toEqual(['cust_1_1']);
+		expect(again.outputs[1].map((item) => item.json.idempotencyKey)).toEqual(['event-0']);
+		expect(received.get(0)).toBe(1);
+		expect(created.get(0)).toBe(1);
 	});
 
 	it('two executions at once with the same key create once; two items of one run with one key too', async () => {

@@ -193,7 +193,9 @@ describe('Invoice PDF as a file', () => {
 		expect(result.error?.message).toMatch(
 			/^Invoice inv_1 was created, but its PDF could not be downloaded: what came back from .* is not a PDF \(content type text\/html/,
 		);
-		expect(result.error?.description).toMatch(/Do not run this item again/);
+		expect(result.error?.description).toMatch(
+			/Retry the failed execution .* it only downloads the PDF/,
+		);
 	});
 
 	it('says the invoice exists when the download fails', async () => {

@@ -6,7 +6,7 @@ import {
 	API,
 	ORIGIN,
 	customerParameters,
-	invoiceParameters,
+	invoiceRefusedOncePdfServed,
 	runInvoiceService,
 	type InvoiceServiceRun,
 } from '../support/invoice-service';
@@ -123,44 +123,36 @@ describe("n8n's Retry On Fail never sends a create twice", () => {
 		expect(errors).toHaveLength(1);
 		expect(errors[0].pairedItem).toEqual({ item: 2 });
 		expect(String((errors[0].json.error as IDataObject).message)).toMatch(/Outcome unknown/);
-		expect(hintsOf(result)).toMatch(/1 item\(s\) were not sent again on Retry On Fail/);
+		expect(hintsOf(result)).toMatch(
+			/1 item\(s\) were not sent again: an earlier try sent them and their outcome is unknown/,
+		);
 	});
 
 	it('an invoice created with its PDF in an earlier try comes back with the same id and the same file, not fetched again', async () => {
-		let invoices = 0;
-		nock(ORIGIN)
-			.post(`${API}/create-invoice`)
-			.times(3)
-			.reply((_uri, body) => {
-				// The second item (its customer cust_2) is refused once, which stops the first try.
-				if ((body as IDataObject).customer_id === 'cust_2' && invoices === 1) {
-					invoices++;
-					return [400, { status: 'error', message: 'try again' }];
-				}
-				invoices++;
-				const id = `inv_${invoices}`;
-				return [200, { invoice_id: id, status: 'sent', download_url: `${ORIGIN}/files/${id}.pdf` }];
-			});
-		const pdf = Buffer.from('%PDF-1.4 the first invoice');
-		const files = nock(ORIGIN)
-			.get(/\/files\/inv_\d\.pdf/)
-			.times(2)
-			.reply(200, pdf, { 'content-type': 'application/pdf' });
-		const result = await withRetry({
-			parameters: invoiceParameters({
-				customerId: '={{ $json.customer }}',
-				options: { downloadPdf: true, concurrency: 1 },
-			}),
-			items: [{ customer: 'cust_1' }, { customer: 'cust_2' }],
-		});
+		const scenario = invoiceRefusedOncePdfServed(2);
+		const result = await scenario.run({ retryOnFail: true, maxTries: 3, waitBetweenTries: 0 });
 		// (The harness keeps the first try's error; the run itself succeeded.)
 		expect(result.status).toBe('success');
-		expect(invoices).toBe(3);
-		expect(files.isDone()).toBe(true);
+		expect(scenario.invoices()).toBe(3);
+		expect(scenario.files.isDone()).toBe(true);
 		const [first, second] = result.outputs[0];
 		expect(first.json.invoice_id).toBe('inv_1');
 		expect(second.json.invoice_id).toBe('inv_3');
-		expect((await getBinaryBuffer(first, 'data')).equals(pdf)).toBe(true);
+		expect((await getBinaryBuffer(first, 'data')).equals(scenario.pdf)).toBe(true);
+		expect(hintsOf(result)).toMatch(/1 item\(s\) were created in an earlier try .* returned/);
+	});
+
+	it('Stop Workflow with an unknown outcome: every try sends the safe items and none sends the unknown one again', async () => {
+		const received = service((item, seen) => (item === 2 && seen === 0 ? 500 : 200));
+		const result = await withRetry({
+			parameters: customerParameters({ options: { concurrency: 1 } }),
+			items: people(6),
+		});
+		expect(result.status).toBe('error');
+		for (let item = 0; item < 6; item++) expect(received.get(item)).toBe(1);
+		const description = String(result.error?.description);
+		expect(description).toContain('Outcome unknown, not sent again: item 2 (line 3).');
+		expect(description).toMatch(/Already created in this run before it stopped: item 0 .*item 5/);
 	});
 
 	it('Execute Once with Retry On Fail: only the first item is created, once, and paired to item 0', async () => {

@@ -128,9 +128,11 @@ describe('the router prepares items ahead of its workers', () => {
 			'A customer with the e-mail ada0@example.com already exists',
 		);
 		expect(result.error?.description).toContain(
-			'Already created in this run before it stopped: item 1 (cust_1), item 2 (cust_2). Skip these when you run again.',
+			'Already created in this run before it stopped: item 1 (cust_1), item 2 (cust_2). Retry of this execution returns them without creating them again.',
 		);
-		expect(result.error?.description).toContain('7 other item(s) were not sent.');
+		expect(result.error?.description).toContain(
+			'7 other item(s) were not sent: Retry of this execution sends them.',
+		);
 		expect([...received].sort()).toEqual([0, 1, 2]);
 		expect(recorder.indexesOf('send')).toEqual([0, 1, 2]);
 		// Item 3 was prepared ahead while the first three were in flight, and still never sent.
@@ -154,7 +156,9 @@ describe('the router prepares items ahead of its workers', () => {
 		expect(result.error?.description).toContain(
 			'Already created in this run before it stopped: item 0 (cust_0), item 1 (cust_1), item 2 (cust_2).',
 		);
-		expect(result.error?.description).toContain('2 other item(s) were not sent.');
+		expect(result.error?.description).toContain(
+			'2 other item(s) were not sent: Retry of this execution sends them.',
+		);
 		expect(received).toEqual([0, 1, 2]);
 		// Item 3 was read and refused while item 2 was still in flight.
 		expect(recorder.events.indexOf('prepare 3')).toBeLessThan(recorder.events.indexOf('done 2'));

@@ -73,7 +73,7 @@ test('a PDF download refused by SSRF protection says the invoice was created, an
 	);
 	expect(result.error?.description).toContain('N8N_SSRF_ALLOWED_HOSTNAMES=files.example.net');
 	expect(result.error?.description).toContain('N8N_SSRF_ALLOWED_IP_RANGES=fd00::7/128');
-	expect(result.error?.description).toContain('Do not run this item again');
+	expect(result.error?.description).toContain('it only downloads the PDF');
 });
 
 test("the same words without n8n's error class are a network fault as before (the message text is not matched)", async () => {

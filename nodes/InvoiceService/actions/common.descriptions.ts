@@ -1,6 +1,6 @@
 import type { IDataObject, INodeProperties } from 'n8n-workflow';
 
-import { optionalNumber } from '../helpers/validate';
+import { optionalBoolean, optionalNumber } from '../helpers/validate';
 import type { ClientOptions } from '../transport/request';
 import type { Operation } from './operation';
 
@@ -76,12 +76,23 @@ const timeout: NumberOption = {
 		'How long to wait for the service to answer one request. A create that times out is never re-sent automatically, because the service may have carried it out.',
 };
 
+const resendUnknown: INodeProperties = {
+	displayName: 'Resend Unknown Outcomes',
+	name: 'resendUnknown',
+	type: 'boolean',
+	default: false,
+	description:
+		'Whether a retry sends again the items whose outcome was unknown (no answer, a server error): only after you checked the service and found no record for them. Off: they fail again without a request.',
+};
+
 /** Options every operation has: how the run treats the service. Read once per run, from the first item. */
-export const runOptions: INodeProperties[] = [concurrency, maxRetryWait, timeout];
+export const runOptions: INodeProperties[] = [concurrency, maxRetryWait, resendUnknown, timeout];
 
 export interface RunOptions extends ClientOptions {
 	/** How many items are in flight at once (at least 1). */
 	concurrency: number;
+	/** Send again the items whose outcome an earlier try left unknown (the user checked the service). */
+	resendUnknown: boolean;
 }
 
 /**
@@ -108,5 +119,6 @@ export function readRunOptions(options: IDataObject): RunOptions {
 		concurrency: readNumberOption(options, concurrency, { whole: true }),
 		timeoutMs: readNumberOption(options, timeout),
 		maxRetryWaitMs: readNumberOption(options, maxRetryWait) * 1000,
+		resendUnknown: optionalBoolean(options.resendUnknown, resendUnknown.displayName) ?? false,
 	};
 }

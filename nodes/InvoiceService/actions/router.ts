@@ -10,7 +10,14 @@ import { IdempotencyKeys, keysConfigured } from '../exactlyOnce/idempotencyKeys'
 import type { Operation, Prepared } from './operation';
 import { findOperation } from './resources';
 import { fingerprintOf, type RecordedError, RunRecord } from '../exactlyOnce/runRecord';
-import { runHints, withStopReport, type NodeError, type RunCounts } from '../exactlyOnce/runReport';
+import {
+	noCounts,
+	runHints,
+	withStopReport,
+	type Failed,
+	type NodeError,
+} from '../exactlyOnce/runReport';
+import { UNKNOWN_OUTCOME_WAY_FORWARD } from '../transport/errors';
 
 /** What a run needs before its first item: the operation, the run options, a client, and the keys if set. */
 interface Run {
@@ -46,7 +53,8 @@ async function prepareRun(context: IExecuteFunctions): Promise<Run> {
  * says what was already created. One path decides, for every way the same item comes back (n8n's Retry On Fail,
  * a retried execution, a repeated Idempotency Key), whether it is sent: already created → its output is
  * returned (runRecord.ts) or it goes to Already Created (idempotencyKeys.ts); outcome unknown → it fails again
- * without a request.
+ * without a request (or is sent, when Resend Unknown Outcomes is on). An item that fails again without a request
+ * does not stop the run: every safe item (returned, or never sent) is handled first, then the run stops.
  */
 export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
@@ -67,10 +75,13 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	const { operation, operationName, runOptions, client, keys } = run;
 
 	const record = RunRecord.of(this);
-	const counts: RunCounts = { earlier: 0, notResent: 0, alreadyCreated: 0 };
+	const counts = noCounts();
 	const results: Array<INodeExecutionData | undefined> = new Array(items.length);
 	const alreadyCreated: Array<INodeExecutionData | undefined> = new Array(items.length);
-	const failures: Array<{ error: NodeError; itemIndex: number }> = [];
+	const failures: Failed[] = [];
+	/** Items failed again without a request (unknown outcome): they do not stop the other items. */
+	const notResent: Failed[] = [];
+	const notResentItems = new Set<number>();
 	const handled = new Set<number>();
 
 	/** The output item of a created record (the PDF downloaded, for an invoice that asks for it). */
@@ -82,15 +93,30 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	};
 
 	/** One item, from its prepared request to its output; throws its error. */
-	const runItem = async (itemIndex: number, prepared: Prepared, fingerprint: string) => {
-		const recalled = record.recall(itemIndex, fingerprint);
+	const runItem = async (itemIndex: number, prepared: Prepared) => {
+		const recalled = record.recall(itemIndex);
 		if (recalled && 'unknown' in recalled) {
-			counts.notResent++;
-			throw recordedError(this, recalled.unknown, itemIndex);
-		}
-		if (recalled) {
-			counts.earlier++;
-			return recalled.output ?? (await outputOf(prepared, recalled.created, itemIndex));
+			if (!runOptions.resendUnknown) {
+				counts.notResent++;
+				notResentItems.add(itemIndex);
+				throw recordedError(this, recalled.unknown, itemIndex);
+			}
+			counts.resent++;
+			record.resend(itemIndex);
+		} else if (recalled) {
+			// Created before: never created again, whatever changed; a changed request only earns a hint.
+			if (
+				recalled.fingerprint &&
+				recalled.fingerprint !== fingerprintOf(operationName, prepared.body)
+			) {
+				counts.changed.push(itemIndex);
+			}
+			if (recalled.output) {
+				counts.returned++;
+				return recalled.output;
+			}
+			counts.rebuilt++;
+			return await outputOf(prepared, recalled.created, itemIndex);
 		}
 		const key = keys?.read(itemIndex);
 		const claim = key === undefined ? undefined : await keys!.claim(key, itemIndex);
@@ -108,7 +134,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 			throw asNodeError(this, caught, itemIndex);
 		}
 		await claim?.keep();
-		record.created(itemIndex, fingerprint, created);
+		record.created(itemIndex, prepared.body, created);
 		return await outputOf(prepared, created, itemIndex);
 	};
 
@@ -120,22 +146,19 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		prepare: (itemIndex) => operation.prepare.call(this, itemIndex),
 		send: async (itemIndex, take) => {
 			handled.add(itemIndex);
-			let fingerprint: string | undefined;
 			try {
 				// A preparation error surfaces here, at the item's turn, exactly as if it were prepared now.
-				const prepared = take();
-				fingerprint = fingerprintOf(operationName, prepared.body);
-				const output = await runItem(itemIndex, prepared, fingerprint);
+				const output = await runItem(itemIndex, take());
 				if (!output) return;
 				results[itemIndex] = output;
 				record.returned(itemIndex, output);
 			} catch (caught) {
 				const error = asNodeError(this, caught, itemIndex);
-				if (fingerprint !== undefined && mayHaveActed(caught)) {
-					record.unknown(itemIndex, fingerprint, wordsOf(error));
-				}
+				if (mayHaveActed(caught)) record.unknown(itemIndex, wordsOf(error));
 				if (continueOnFail) {
 					results[itemIndex] = errorItem(error, itemIndex);
+				} else if (notResentItems.has(itemIndex)) {
+					notResent.push({ error, itemIndex });
 				} else {
 					failures.push({ error, itemIndex });
 				}
@@ -145,11 +168,14 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	});
 	client.log.summary();
 
-	if (failures.length > 0) {
-		throw withStopReport({ failures, record, operation, handled, count: items.length, counts });
+	if (failures.length > 0 || notResent.length > 0) {
+		record.seal(operationName);
+		const stopped = { failures, notResent, record, operation, handled, count: items.length };
+		throw withStopReport({ ...stopped, counts });
 	}
 	const created = results.filter((item): item is INodeExecutionData => item !== undefined);
-	if (!created.some((item) => item.json.error !== undefined)) record.forget();
+	if (created.some((item) => item.json.error !== undefined)) record.seal(operationName);
+	else record.forget();
 	showHints(this, [...client.log.hints(), ...runHints(counts)]);
 	return outputs(
 		created,
@@ -233,7 +259,7 @@ function recordedError(
 		message,
 		description: [
 			description,
-			'Not sent again: an earlier run of this node sent it, and the service may have carried it out.',
+			`Not sent again: an earlier try of this node sent it, and the service may have carried it out. ${UNKNOWN_OUTCOME_WAY_FORWARD}`,
 		]
 			.filter(Boolean)
 			.join(' '),

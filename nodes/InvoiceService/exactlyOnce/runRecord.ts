@@ -12,12 +12,20 @@ import { isToolRun } from '../actions/tool';
  * - a failed execution retried from the executions list (`ExecutionService.retry`, either button, even after a
  *   restart or on another queue-mode worker) runs the failed node again from the saved execution.
  *
- * Per item it keeps a fingerprint of the request sent (a SHA-256 of the operation and the request body) and either
- * the fields the service returned or, when the service may have acted without answering, the error. Never binary
- * data, never the key. On the next run of the same item with the same fingerprint:
- * - created → its earlier output is returned, without a request;
- * - outcome unknown → it fails again with its first error, without a request;
- * - a changed request (a retry "with current workflow" after an edit) or an item never created is sent.
+ * Per item index it keeps either what the service created or, when the service may have acted without
+ * answering, the error. Exactly this, never binary data, never the key:
+ * - created: the fields of the service's answer, which are the output item's json (a customer's id, name and
+ *   e-mail; an invoice's invoice_id, status and download_url), so that the item a retry returns carries the
+ *   same fields its first output had; and `fingerprint`, a SHA-256 of the operation and the request body,
+ *   which only feeds a hint (it is computed only when the record is saved, not for a run that succeeds);
+ * - outcome unknown: the error's message, description and HTTP code.
+ * On the next run of the same item index, whatever changed in the node meanwhile:
+ * - created → its output is returned, rebuilt from the record (or the very same item, in the same process),
+ *   without a request; if its request is not the one it was created with (a retry "with current workflow" after
+ *   an edit), a hint says so;
+ * - outcome unknown → it fails again with its first error, without a request, unless Resend Unknown Outcomes
+ *   is on: then it is sent again (the user checked the service), and its record starts afresh;
+ * - an item never created is sent.
  *
  * Where it lives: on the node run's execute data (`getExecuteData()`), the one object n8n hands every try of one
  * node run and, when the node throws, puts back on the execution's stack and saves with the failed execution
@@ -38,8 +46,9 @@ export interface RecordedError {
 }
 
 interface RecordedItem {
-	fingerprint: string;
-	/** The output json the service's answer became (ids, status, download link). */
+	/** Of the request that created it; set when the record is sealed. Absent for an unknown outcome. */
+	fingerprint?: string;
+	/** The service's answer: the output item's json. */
 	created?: IDataObject;
 	unknown?: RecordedError;
 }
@@ -52,10 +61,15 @@ interface SavedRecord {
 
 /** What an earlier run of this item did, when it must not be sent again. */
 export type Recalled =
-	| { created: IDataObject; output?: INodeExecutionData }
+	| { created: IDataObject; output?: INodeExecutionData; fingerprint?: string }
 	| { unknown: RecordedError };
 
-const outputsInMemory = new WeakMap<SavedRecord, Map<number, INodeExecutionData>>();
+/** What only this process holds for a record: the outputs returned, and the bodies not yet fingerprinted. */
+interface InMemory {
+	outputs: Map<number, INodeExecutionData>;
+	bodies: Map<number, IDataObject>;
+}
+const inMemory = new WeakMap<SavedRecord, InMemory>();
 
 /** The fingerprint of one item's request: the same operation and body give the same text. */
 export function fingerprintOf(operation: string, body: IDataObject): string {
@@ -87,38 +101,69 @@ export class RunRecord {
 		return new RunRecord(holder, saved);
 	}
 
-	/** What an earlier run did with this item, if it sent the same request; undefined: send it. */
-	recall(itemIndex: number, fingerprint: string): Recalled | undefined {
+	/** What an earlier run did with this item (by its index, whatever its request is now); undefined: send it. */
+	recall(itemIndex: number): Recalled | undefined {
 		const item = this.saved?.items[itemIndex];
-		if (!item || item.fingerprint !== fingerprint) return undefined;
+		if (!item) return undefined;
 		if (item.created) {
-			const output = outputsInMemory.get(this.saved!)?.get(itemIndex);
-			return { created: item.created, ...(output ? { output } : {}) };
+			const output = this.memory()?.outputs.get(itemIndex);
+			return {
+				created: item.created,
+				...(output ? { output } : {}),
+				...(item.fingerprint ? { fingerprint: item.fingerprint } : {}),
+			};
 		}
 		return item.unknown ? { unknown: item.unknown } : undefined;
 	}
 
-	/** The service created the item's record: `created` is the fields it returned. */
-	created(itemIndex: number, fingerprint: string, created: IDataObject): void {
-		if (this.saved) this.saved.items[itemIndex] = { fingerprint, created };
+	/**
+	 * The service created the item's record: `created` is the fields it returned. The body it was created with
+	 * is fingerprinted only if the record is sealed (the run did not succeed).
+	 */
+	created(itemIndex: number, body: IDataObject, created: IDataObject): void {
+		if (!this.saved) return;
+		this.saved.items[itemIndex] = { created };
+		this.memory(true)!.bodies.set(itemIndex, body);
 	}
 
 	/** The output this run returns for a created item, kept in memory for a later try in this process. */
 	returned(itemIndex: number, output: INodeExecutionData): void {
-		if (!this.saved) return;
-		const memory = outputsInMemory.get(this.saved) ?? new Map<number, INodeExecutionData>();
-		memory.set(itemIndex, output);
-		outputsInMemory.set(this.saved, memory);
+		this.memory(true)?.outputs.set(itemIndex, output);
 	}
 
 	/**
-	 * The item failed, and the service may have acted on it: it must never be sent again. An item created before
-	 * it failed (its PDF not downloaded) stays created: a later run only completes its output.
+	 * The item failed, and the service may have acted on it: it is not sent again unless the user says so. An
+	 * item created before it failed (its PDF not downloaded) stays created: a later run only completes its output.
 	 */
-	unknown(itemIndex: number, fingerprint: string, error: RecordedError): void {
-		const item = this.saved?.items[itemIndex];
-		if (!this.saved || (item?.created && item.fingerprint === fingerprint)) return;
-		this.saved.items[itemIndex] = { fingerprint, unknown: { ...error } };
+	unknown(itemIndex: number, error: RecordedError): void {
+		if (!this.saved || this.saved.items[itemIndex]?.created) return;
+		this.saved.items[itemIndex] = { unknown: { ...error } };
+	}
+
+	/** The user checked the service and asked to send an unknown item again: what the record said of it goes. */
+	resend(itemIndex: number): void {
+		if (this.saved) delete this.saved.items[itemIndex];
+	}
+
+	/** The run will be tried again: the requests of the items it created get their fingerprints (for the hint). */
+	seal(operation: string): void {
+		const memory = this.memory();
+		if (!memory || !this.saved) return;
+		for (const [itemIndex, body] of memory.bodies) {
+			const item = this.saved.items[itemIndex];
+			if (item?.created) item.fingerprint = fingerprintOf(operation, body);
+		}
+		memory.bodies.clear();
+	}
+
+	private memory(create = false): InMemory | undefined {
+		if (!this.saved) return undefined;
+		let memory = inMemory.get(this.saved);
+		if (!memory && create) {
+			memory = { outputs: new Map(), bodies: new Map() };
+			inMemory.set(this.saved, memory);
+		}
+		return memory;
 	}
 
 	/** Every item that any run of this node run created or may have acted on, by index. */

@@ -1,28 +1,69 @@
 import type { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import type { Operation } from '../actions/operation';
+import { UNKNOWN_OUTCOME_WAY_FORWARD } from '../transport/errors';
 import type { RunRecord } from './runRecord';
 
 export type NodeError = NodeApiError | NodeOperationError;
 
 /** What this run did instead of sending, for the hints and the stop report. */
 export interface RunCounts {
-	/** Items an earlier run of this node run created: returned, not sent (Retry On Fail, a retried execution). */
-	earlier: number;
+	/** Items an earlier try of this node run created, whose output from that try this process still held. */
+	returned: number;
+	/** Items an earlier try created, their output rebuilt from the record (a retried execution). */
+	rebuilt: number;
+	/** Of those, the items whose request is not the one they were created with (an edit, other input). */
+	changed: number[];
 	/** Items an earlier run sent with an unknown outcome: failed again, not sent. */
 	notResent: number;
+	/** Items an earlier run sent with an unknown outcome, sent again because Resend Unknown Outcomes is on. */
+	resent: number;
 	/** Items whose Idempotency Key created a record in an earlier execution: on Already Created, not sent. */
 	alreadyCreated: number;
 }
 
+export const noCounts = (): RunCounts => ({
+	returned: 0,
+	rebuilt: 0,
+	changed: [],
+	notResent: 0,
+	resent: 0,
+	alreadyCreated: 0,
+});
+
+/** How many entries a report lists of one kind; the rest are counted. */
+export const LISTED = 50;
+
+/** "a, b, c" for up to LISTED entries, then "and N more". */
+export function listed(entries: string[]): string {
+	const more = entries.length - LISTED;
+	return more > 0 ? `${entries.slice(0, LISTED).join(', ')} and ${more} more` : entries.join(', ');
+}
+
+/** An item as the reports name it: its index, and its line (1-based position) in the node's input. */
+export const itemName = (itemIndex: number) => `item ${itemIndex} (line ${itemIndex + 1})`;
+
+const EARLIER =
+	'created in an earlier try of this node (Retry On Fail or Retry of the failed execution)';
+
 /** What the run did besides sending, in the user's words (execution hints). */
-export function runHints({ earlier, notResent, alreadyCreated }: RunCounts): string[] {
+export function runHints(counts: RunCounts): string[] {
+	const { returned, rebuilt, changed, notResent, resent, alreadyCreated } = counts;
 	return [
-		earlier > 0
-			? `${earlier} item(s) were created in an earlier try of this node (Retry On Fail or Retry of the failed execution): their first output is returned and they were not sent again.`
+		returned > 0
+			? `${returned} item(s) were ${EARLIER} and were not sent again: the output that try made is returned.`
+			: '',
+		rebuilt > 0
+			? `${rebuilt} item(s) were ${EARLIER} and were not sent again: their output is rebuilt from the service's answer saved with the execution (a PDF, if asked for, is downloaded again).`
+			: '',
+		changed.length > 0
+			? `The request of ${listed(changed.map(itemName))} changed since they were created (the node or its input was edited): they were not created again, and their output is the record created then. To create them anew, run the workflow again instead of retrying it.`
 			: '',
 		notResent > 0
-			? `${notResent} item(s) were not sent again on Retry On Fail or Retry of the failed execution: the service may already have carried them out (see their errors).`
+			? `${notResent} item(s) were not sent again: an earlier try sent them and their outcome is unknown (see their errors). ${UNKNOWN_OUTCOME_WAY_FORWARD}`
+			: '',
+		resent > 0
+			? `${resent} item(s) whose outcome was unknown were sent again, as Options → Resend Unknown Outcomes asks.`
 			: '',
 		alreadyCreated > 0
 			? `${alreadyCreated} item(s) were already created through this node in an earlier execution (same Idempotency Key): they went to the Already Created output and were not sent.`
@@ -30,8 +71,16 @@ export function runHints({ earlier, notResent, alreadyCreated }: RunCounts): str
 	].filter(Boolean);
 }
 
+export interface Failed {
+	error: NodeError;
+	itemIndex: number;
+}
+
 export interface StoppedRun {
-	failures: Array<{ error: NodeError; itemIndex: number }>;
+	/** Items that failed in this try (the run stopped at the first). */
+	failures: Failed[];
+	/** Items not sent again in this try because their outcome was unknown (the run went on past them). */
+	notResent: Failed[];
 	record: RunRecord;
 	operation: Operation;
 	/** The items this try reached. */
@@ -41,58 +90,59 @@ export interface StoppedRun {
 }
 
 /**
- * When the run stops, the first failed item's error is thrown, and it says what else happened, whichever try of
- * the node run did it: which items were created (so a re-run can skip them), which may have been carried out,
- * which others failed in this try, and how many were not sent.
+ * When the run stops, one error is thrown (the first failure of this try, else the first item not sent again),
+ * and it says what else happened, whichever try of the node run did it: which items were created, which have an
+ * unknown outcome, which others failed in this try, and how many were not sent. Each list names at most LISTED
+ * items, then counts the rest, so the report stays readable for any number of items.
  */
-export function withStopReport({
-	failures,
-	record,
-	operation,
-	handled,
-	count,
-	counts,
-}: StoppedRun): NodeError {
-	failures.sort((a, b) => a.itemIndex - b.itemIndex);
-	const [{ error }, ...others] = failures;
-	const failed = new Set(failures.map((failure) => failure.itemIndex));
+export function withStopReport(run: StoppedRun): NodeError {
+	const { failures, notResent, record, operation, handled, count, counts } = run;
+	const byIndex = (a: Failed, b: Failed) => a.itemIndex - b.itemIndex;
+	failures.sort(byIndex);
+	notResent.sort(byIndex);
+	const [{ error, itemIndex: thrownIndex }] = failures.length > 0 ? failures : notResent;
 	const keyRefused = (error as NodeApiError).httpCode === '401';
 	const created: string[] = [];
-	const mayHaveActed: number[] = [];
+	const unknown: string[] = [];
 	const known = new Set<number>();
 	for (const [index, recalled] of record.entries().sort(([a], [b]) => a - b)) {
 		known.add(index);
 		if ('created' in recalled) {
 			const id = operation.createdId?.(recalled.created);
 			created.push(`item ${index}${id ? ` (${id})` : ''}`);
-		} else if (!failed.has(index)) {
-			mayHaveActed.push(index);
+		} else {
+			unknown.push(itemName(index));
 		}
 	}
+	const others = failures.filter(
+		({ itemIndex }) => itemIndex !== thrownIndex && !known.has(itemIndex),
+	);
 	let notSent = 0;
 	for (let index = 0; index < count; index++) {
 		if (!handled.has(index) && !known.has(index)) notSent++;
 	}
-	// Every one is listed, however many: a re-run must be able to skip exactly these.
-	if (
-		created.length + others.length + mayHaveActed.length + notSent + counts.alreadyCreated ===
-		0
-	) {
-		return error;
-	}
+	const thrownAlone =
+		created.length + others.length + notSent + counts.alreadyCreated === 0 &&
+		unknown.length <= (known.has(thrownIndex) ? 1 : 0);
+	if (thrownAlone) return error;
 	const report = [
 		created.length
-			? `Already created in this run before it stopped: ${created.join(', ')}. Skip these when you run again.`
+			? `Already created in this run before it stopped: ${listed(created)}. Retry of this execution returns them without creating them again.`
 			: 'Nothing was created in this run before it stopped.',
-		mayHaveActed.length
-			? `The service may have carried out item(s) ${mayHaveActed.join(', ')} (sent in an earlier try, no answer): check the service before running them again.`
+		unknown.length
+			? `Outcome unknown, not sent again: ${listed(unknown)}. ${UNKNOWN_OUTCOME_WAY_FORWARD}`
 			: '',
-		...others.map((other) => `Item ${other.itemIndex} failed too: ${other.error.message}`),
+		...others
+			.slice(0, LISTED)
+			.map((other) => `Item ${other.itemIndex} failed too: ${other.error.message}`),
+		others.length > LISTED ? `${others.length - LISTED} more item(s) failed too.` : '',
 		counts.alreadyCreated > 0
 			? `${counts.alreadyCreated} item(s) were already created in an earlier execution (same Idempotency Key) and were not sent.`
 			: '',
 		notSent > 0
-			? `${notSent} other item(s) were not sent${keyRefused ? ': the service refused the API key' : ''}.`
+			? keyRefused
+				? `${notSent} other item(s) were not sent: the service refused the API key.`
+				: `${notSent} other item(s) were not sent: Retry of this execution sends them.`
 			: '',
 	]
 		.filter(Boolean)

@@ -13,7 +13,7 @@ export interface RawResponse {
  */
 export type Sent =
 	| { raw: RawResponse; deadline: AbortSignal; signal: AbortSignal; abort: () => void }
-	| { error: unknown; deadlineHit: boolean };
+	| { error: unknown; deadlineHit: boolean; cancelled?: boolean };
 
 /** What kind of body came back: `binary` for a file download, whose body is not read as text. */
 export type BodyKind = 'json' | 'html' | 'text' | 'empty' | 'binary';

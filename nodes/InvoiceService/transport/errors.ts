@@ -37,8 +37,14 @@ export interface CallContext {
 	conflictMessage?: string;
 }
 
-const UNKNOWN_OUTCOME =
-	'Outcome unknown: the request reached the service but no answer came back, so it may or may not have been carried out. Check the service before running this item again (running it again could create a duplicate).';
+/**
+ * The way forward from every "outcome unknown": the node never sends such an item again by itself, so the user
+ * checks, and only then lets it be sent again (the router reads the option; docs/reference.md describes it).
+ */
+export const UNKNOWN_OUTCOME_WAY_FORWARD =
+	'Check the service; if the record is not there, turn on Options → Resend Unknown Outcomes and retry with the current workflow.';
+
+const UNKNOWN_OUTCOME = `Outcome unknown: the request reached the service but no answer came back, so it may or may not have been carried out. ${UNKNOWN_OUTCOME_WAY_FORWARD}`;
 
 /** The message of a request that got no answer in time, whether its socket went quiet or the deadline passed. */
 function noAnswerInTime(call: CallContext): string {
@@ -125,8 +131,7 @@ function otherStatus({ httpCode, bodyKind, said, call }: Answer): Words {
 		const page = bodyKind === 'html' ? ' (an HTML error page, likely from a proxy)' : '';
 		return {
 			message: `The service had an error (HTTP ${httpCode})${page}${said}`,
-			description:
-				'Not retried automatically: the service may have acted before failing. Check the service before running this item again.',
+			description: `Outcome unknown: not retried automatically, because the service may have acted before failing. ${UNKNOWN_OUTCOME_WAY_FORWARD}`,
 			serviceMayHaveActed: true,
 		};
 	}
@@ -162,7 +167,7 @@ export function unexpectedAnswer(
 		retryable: false,
 		serviceMayHaveActed: true,
 		message: `Unexpected response from ${call.endpoint}: the answer has no "${requiredField}"`,
-		description: `The service answered with success but without "${requiredField}" (fields received: ${keys.length ? keys.join(', ') : 'none'}), so it is unclear whether anything was created. Check the service before running this item again, and check that the Base URL points to the Customer and Invoice Service.`,
+		description: `The service answered with success but without "${requiredField}" (fields received: ${keys.length ? keys.join(', ') : 'none'}), so it is unclear whether anything was created (outcome unknown). Check that the Base URL points to the Customer and Invoice Service. ${UNKNOWN_OUTCOME_WAY_FORWARD}`,
 	};
 }
 
@@ -324,7 +329,20 @@ export function createdButNoPdf(failure: Failure, invoiceId: string): Failure {
 		retryable: false,
 		serviceMayHaveActed: true,
 		message: `Invoice ${invoiceId} was created, but its PDF could not be downloaded: ${failure.message}`,
-		description: `${failure.description ? `${failure.description} ` : ''}Do not run this item again (that would create a second invoice); fetch the PDF from the invoice's download_url instead.`,
+		description: `${failure.description ? `${failure.description} ` : ''}Retry the failed execution (from the executions list, or let Retry On Fail run the node again): the retry does not create the invoice again, it only downloads the PDF. Or fetch the PDF from the invoice's download_url.`,
+	};
+}
+
+/**
+ * A create cut off because the execution was stopped (the user's Stop, or the workflow's time-out) after the
+ * request had left: the service may have received it, so its outcome is unknown.
+ */
+export function cancelledFailure(call: CallContext): Failure {
+	return {
+		retryable: false,
+		serviceMayHaveActed: true,
+		message: `The execution was stopped while ${call.endpoint} waited for the service's answer. Outcome unknown: the request had been sent, so it may or may not have been carried out.`,
+		description: UNKNOWN_OUTCOME_WAY_FORWARD,
 	};
 }
 

@@ -12,7 +12,7 @@ export interface FailedItem {
 
 /**
  * The one place a failure becomes the error n8n shows: its message and description, the HTTP code, the item, and
- * whether the service may have acted (remembered for `mayHaveActed`).
+ * whether the service may have acted (`context.serviceMayHaveActed`, read by `mayHaveActed`).
  */
 export function nodeApiError(
 	node: INode,
@@ -38,16 +38,25 @@ export function nodeApiError(
 		...(failure.httpCode ? { httpCode: String(failure.httpCode) } : {}),
 		itemIndex,
 	});
-	if (failure.serviceMayHaveActed) serviceMayHaveActed.add(error);
+	if (failure.serviceMayHaveActed) markMayHaveActed(error);
 	return error;
 }
 
-/** Errors of requests the service acted on, or may have: sending them again could create a duplicate. */
-const serviceMayHaveActed = new WeakSet<Error>();
+/**
+ * Marks an error as one whose request the service acted on, or may have: sending it again could create a
+ * duplicate. The mark is a plain property of the error's `context` (which n8n's errors carry and n8n saves with
+ * the execution), not a side table: it stays with an error that is copied, serialized or rebuilt from its fields.
+ */
+export function markMayHaveActed<T extends { context?: object }>(error: T): T {
+	error.context = { ...(error.context ?? {}), serviceMayHaveActed: true };
+	return error;
+}
 
 /** Whether the item's request was (or may have been) carried out by the service although the item failed. */
 export function mayHaveActed(error: unknown): boolean {
-	return error instanceof Error && serviceMayHaveActed.has(error);
+	if (typeof error !== 'object' || error === null) return false;
+	const { context } = error as { context?: { serviceMayHaveActed?: unknown } };
+	return context?.serviceMayHaveActed === true;
 }
 
 /** A credential that cannot be used: found before anything is sent. */

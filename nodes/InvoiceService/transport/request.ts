@@ -3,6 +3,7 @@ import type {
 	IDataObject,
 	IExecuteFunctions,
 	IHttpRequestOptions,
+	JsonObject,
 } from 'n8n-workflow';
 import { NodeApiError, sleep } from 'n8n-workflow';
 
@@ -20,6 +21,7 @@ import { interpretResponse, type RawResponse, type Sent } from './envelope';
 import {
 	type Attempt,
 	type CallContext,
+	cancelledFailure,
 	createdButNoPdf,
 	deadlineFailure,
 	type Failure,
@@ -34,6 +36,15 @@ import { RunLog } from './runLog';
 import { backoffMs, serviceIdentity, servicePace } from './pace';
 
 export const CREDENTIAL_TYPE = 'invoiceServiceApi';
+
+/**
+ * The shortest wait before a retry, whatever the service says: a `Retry-After` of 0, one in the past, or none
+ * at all still waits this long (the back-off's first step is 0.5 to 1 s), and the wait counts against Max
+ * Retry Wait, so a budget of 0 sends once and any budget runs out.
+ */
+export const MIN_RETRY_WAIT_MS = 1000;
+/** The most sends of one request, first one included, however short the waits the service asks for. */
+export const MAX_SENDS = 12;
 
 export interface ClientOptions {
 	/** Total deadline of one request in milliseconds: connection, headers and the whole body. */
@@ -106,13 +117,15 @@ export class ServiceClient {
 			sendCredentialsOnCrossOriginRedirect: false,
 		};
 		return await this.withRetries(call, { itemIndex, serviceCall: true }, async () => {
-			const sent = await this.send(request, { itemIndex, withKey: true });
+			const sent = await this.send(request, { itemIndex, withKey: true, createsRecord: true });
 			if ('error' in sent) {
-				// Cut by the deadline, or broken after it reached the service: it may have acted, so it is never sent
-				// again. Only a request that surely never arrived (refused, no such host) is retried.
-				const failure = sent.deadlineHit
-					? deadlineFailure(call, this.options.timeoutMs)
-					: noAnswerFailure(sent.error, call, { safeToRepeat: false });
+				// Cut by the deadline or a Stop, or broken after it reached the service: it may have acted, so it is
+				// never sent again. Only a request that surely never arrived (refused, no such host) is retried.
+				const failure = sent.cancelled
+					? cancelledFailure(call)
+					: sent.deadlineHit
+						? deadlineFailure(call, this.options.timeoutMs)
+						: noAnswerFailure(sent.error, call, { safeToRepeat: false });
 				return { ok: false, failure };
 			}
 			const outcome = interpretResponse(sent.raw);
@@ -148,7 +161,11 @@ export class ServiceClient {
 		// from another host (a CDN) anyway.
 		const retries = { itemIndex, serviceCall: false, finalize: asCreated };
 		const file = await this.withRetries(call, retries, async () => {
-			const sent = await this.send(request, { itemIndex, withKey: sameOrigin });
+			const sent = await this.send(request, {
+				itemIndex,
+				withKey: sameOrigin,
+				createsRecord: false,
+			});
 			return await receiveFile(sent, limits);
 		});
 		const wrong = notAPdf(file, url);
@@ -162,14 +179,23 @@ export class ServiceClient {
 	 * needs no clearing). The signal also follows the execution's own cancel signal, so stopping the workflow
 	 * still stops the request, and `abort()` lets the caller give up on a streamed body. The helper keeps the
 	 * signal attached while a streamed body is read, and an abort destroys the socket: nothing is left running.
+	 *
+	 * A Stop (or the workflow's time-out) before the request leaves sends nothing, and says so. One that comes
+	 * while a create is under way may have come after the service received it: an unknown outcome, never "not
+	 * sent" (n8n's helper gives no sign of whether the request's bytes had left).
 	 */
 	private async send(
 		request: IHttpRequestOptions,
-		{ itemIndex, withKey }: { itemIndex: number; withKey: boolean },
+		{
+			itemIndex,
+			withKey,
+			createsRecord,
+		}: { itemIndex: number; withKey: boolean; createsRecord: boolean },
 	): Promise<Sent> {
+		const cancel = this.context.getExecutionCancelSignal?.();
+		if (cancel?.aborted) throw this.stoppedBeforeSending(itemIndex);
 		const deadline = AbortSignal.timeout(this.options.timeoutMs);
 		const stop = new AbortController();
-		const cancel = this.context.getExecutionCancelSignal?.();
 		const signal = AbortSignal.any([deadline, stop.signal, ...(cancel ? [cancel] : [])]);
 		this.log.sent(itemIndex);
 		try {
@@ -182,9 +208,20 @@ export class ServiceClient {
 			return { raw, deadline, signal, abort: () => stop.abort() };
 		} catch (error) {
 			if (deadline.aborted) return { error, deadlineHit: true };
+			if (createsRecord && cancel?.aborted) return { error, deadlineHit: false, cancelled: true };
 			rethrowIfCancelled(error);
 			return { error, deadlineHit: false };
 		}
+	}
+
+	/** The execution was stopped before this item's request left: certainly not sent. */
+	private stoppedBeforeSending(itemIndex: number): NodeApiError {
+		const message = 'The execution was stopped before this item was sent: nothing was sent for it.';
+		return new NodeApiError(this.context.getNode(), { message } as JsonObject, {
+			message,
+			description: 'Run the item again to send it.',
+			itemIndex,
+		});
 	}
 
 	/**
@@ -244,7 +281,7 @@ export class ServiceClient {
 			// A 401 from the service's workflow API is about the key; one from a file host is not.
 			if (serviceCall && result.httpCode === 401) this.keyRefused = true;
 
-			const delayMs = result.retryAfterMs ?? backoffMs(attemptNo);
+			const delayMs = Math.max(result.retryAfterMs ?? backoffMs(attemptNo), MIN_RETRY_WAIT_MS);
 			// A service that says "slow down" means it for everybody using this key, not just this request, and
 			// whether or not this item still has the time to wait for it.
 			const shared = turn !== undefined && slowDown;
@@ -252,7 +289,8 @@ export class ServiceClient {
 				const rateLimited = result.httpCode === 429;
 				servicePace.refused(this.service, turn, { waitMs: delayMs, rateLimited });
 			}
-			if (!result.retryable || waitedMs + delayMs > this.options.maxRetryWaitMs) {
+			const lastSend = attemptNo + 1 >= MAX_SENDS;
+			if (!result.retryable || lastSend || waitedMs + delayMs > this.options.maxRetryWaitMs) {
 				if (result.retryable) this.log.gaveUp(itemIndex, call.endpoint, result, waitedMs);
 				const { maxRetryWaitMs } = this.options;
 				const gaveUp = result.retryable ? { waitedMs, maxRetryWaitMs } : undefined;

@@ -69,6 +69,11 @@ export interface RunOptions {
 	executeOnce?: boolean;
 	/** The node's id (default: a new one per run): the same id keeps its Idempotency Keys across runs. */
 	nodeId?: string;
+	/**
+	 * Stops the execution when this settles, as the editor's Stop or the workflow's time-out do (n8n cancels
+	 * the running WorkflowExecute, which aborts the nodes' cancel signal).
+	 */
+	cancelWhen?: Promise<unknown>;
 }
 
 /** How a failed run is retried, as n8n's executions list does (ExecutionService.retry). */
@@ -291,7 +296,9 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
 	};
 
 	const workflowExecute = new WorkflowExecute(additionalData, 'manual');
-	const run = await workflowExecute.run({ workflow, startNode: sourceNode });
+	const running = workflowExecute.run({ workflow, startNode: sourceNode });
+	void opts.cancelWhen?.then(() => running.cancel());
+	const run = await running;
 
 	const resultOf = (finished: IRun): RunResult => {
 		const runData = finished.data.resultData.runData;
