@@ -108,7 +108,7 @@ function contextOf(nodeId: string): IExecuteFunctions {
 		helpers: {
 			checkProcessedAndRecord: async (items, scope, options) =>
 				await deduplicator.checkProcessedAndRecord(items, scope, data, options),
-			removeProcessed: async (items, scope, options) =>
+			removeProcessed: async (items, scope) =>
 				await deduplicator.removeProcessed(items, scope, data),
 			clearAllProcessedItems: async (scope) =>
 				await deduplicator.clearAllProcessedItems(scope, data),
