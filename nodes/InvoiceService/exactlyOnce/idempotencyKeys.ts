@@ -12,17 +12,11 @@ import { KeyStore, type ClaimAnswer } from './keyStore';
 import { LockError, RowLock } from './rowLock';
 
 /**
- * Idempotency keys: an item whose key already created a record through this node, in any earlier execution of
- * the workflow, is not sent again. The keys live in n8n's processed-data store (the one Remove Duplicates uses:
- * n8n's own database, shared by queue-mode workers), scope "node". Unlike Remove Duplicates, a key is claimed
- * just before its item is sent and released when the create certainly did not happen (refused, or never sent),
- * so a re-delivered event is still created then; it is kept when the outcome is unknown.
- *
- * The store's check-then-write is not atomic (read the row, write it back whole), so inside one n8n process
- * one writer per node does every claim and release, one write at a time (those that arrive during a write go
- * together in the next: a burst of events costs the database a few writes, not one per item), and a claim of a
- * key still in flight waits for that item's outcome. Between queue-mode workers the store's own read-write
- * window remains (see the README).
+ * Idempotency keys: an item whose key already created a record through this node is not sent again. The keys
+ * live in n8n's processed-data store (the one Remove Duplicates uses: n8n's own database, shared by queue-mode
+ * workers), scope "node", each in one of three states (in flight, created, outcome unknown; released = absent),
+ * changed only under a lock across n8n processes (keyStore.ts, rowLock.ts; docs/how-it-works.md, "Idempotency
+ * Keys across processes"). A key is claimed just before its item is sent and settled with the item's outcome.
  */
 
 export const idempotencyKeyOption: INodeProperties = {

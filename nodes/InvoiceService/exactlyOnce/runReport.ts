@@ -25,7 +25,7 @@ export function runHints({ earlier, notResent, alreadyCreated }: RunCounts): str
 			? `${notResent} item(s) were not sent again on Retry On Fail or Retry of the failed execution: the service may already have carried them out (see their errors).`
 			: '',
 		alreadyCreated > 0
-			? `${alreadyCreated} item(s) were already created through this node in an earlier execution (same Idempotency Key): they went to the Already Created output and were not sent.`
+			? `${alreadyCreated} item(s) were already created through this node in an earlier execution or earlier in this run (same Idempotency Key): they went to the Already Created output and were not sent.`
 			: '',
 	].filter(Boolean);
 }
