@@ -93,7 +93,7 @@ const keyed = (
 	...extra,
 });
 /** The little of an execution context IdempotencyKeys uses, over the same store (for calls without a run). */
-function contextOf(nodeId: string): IExecuteFunctions {
+function contextOf(nodeId: string, parents: IDataObject[] = []): IExecuteFunctions {
 	const node = {
 		id: nodeId,
 		name: 'Create customer',
@@ -103,7 +103,7 @@ function contextOf(nodeId: string): IExecuteFunctions {
 	return {
 		getNode: () => node,
 		getWorkflow: () => ({ id: WORKFLOW }),
-		getParentNodes: () => [],
+		getParentNodes: () => parents,
 		getChildNodes: () => [],
 		helpers: {
 			checkProcessedAndRecord: async (items, scope, options) =>
@@ -285,6 +285,25 @@ describe('the lock on the workflow row', () => {
 			/^Nothing was sent to the service for this item\..*Run the item again\./,
 		);
 		expect(seen).toEqual([]);
+	});
+
+	it('a Remove Duplicates node with Scope: Workflow connected to the node: refused before anything is sent, naming it', () => {
+		const removeDuplicates = (scope: string) => ({
+			name: 'Remove Duplicates',
+			type: 'n8n-nodes-base.removeDuplicates',
+			typeVersion: 2,
+			disabled: false,
+			parameters: { operation: 'removeItemsSeenInPreviousExecutions', options: { scope } },
+		});
+		expect(() =>
+			IdempotencyKeys.of(contextOf(randomUUID(), [removeDuplicates('workflow')]), {}),
+		).toThrow(
+			'The Remove Duplicates node "Remove Duplicates" keeps its history for the whole workflow (Scope: Workflow), where this node\'s Idempotency Keys keep their lock',
+		);
+		// Scope: Node keeps its own row: no conflict.
+		expect(
+			IdempotencyKeys.of(contextOf(randomUUID(), [removeDuplicates('node')]), {}),
+		).toBeDefined();
 	});
 
 	it("another node's row in the workflow scope (Remove Duplicates, Scope: Workflow): refused, and left as it was", async () => {
