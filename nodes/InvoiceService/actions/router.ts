@@ -6,7 +6,12 @@ import { FieldError } from '../helpers/validate';
 import { mayHaveActed } from '../transport/nodeError';
 import { ServiceClient } from '../transport/request';
 import { readRunOptions, type RunOptions } from './common.descriptions';
-import { IdempotencyKeys, keysConfigured } from '../exactlyOnce/idempotencyKeys';
+import {
+	type Claim,
+	IdempotencyKeys,
+	keysConfigured,
+	unknownKeyError,
+} from '../exactlyOnce/idempotencyKeys';
 import type { Operation, Prepared } from './operation';
 import { findOperation } from './resources';
 import { fingerprintOf, type RecordedError, RunRecord } from '../exactlyOnce/runRecord';
@@ -119,21 +124,32 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 			return await outputOf(prepared, recalled.created, itemIndex);
 		}
 		const key = keys?.read(itemIndex);
-		const claim = key === undefined ? undefined : await keys!.claim(key, itemIndex);
-		if (key !== undefined && !claim) {
-			counts.alreadyCreated++;
-			alreadyCreated[itemIndex] = alreadyCreatedItem(key, itemIndex);
-			return undefined;
+		let claim: Claim | undefined;
+		if (key !== undefined) {
+			const found = await keys!.claim(key, itemIndex, { resendUnknown: runOptions.resendUnknown });
+			if (found.state === 'created') {
+				counts.alreadyCreated++;
+				alreadyCreated[itemIndex] = alreadyCreatedItem(key, itemIndex, found.where);
+				return undefined;
+			}
+			if (found.state === 'unknown') {
+				// Like an unknown outcome in the record: failed without a request, and the other items go on.
+				counts.notResent++;
+				notResentItems.add(itemIndex);
+				throw unknownKeyError(this, key, itemIndex);
+			}
+			claim = found.claim;
 		}
 		let created: IDataObject;
 		try {
 			created = await operation.create.call(this, prepared, itemIndex, client);
 		} catch (caught) {
-			if (mayHaveActed(caught)) await claim?.keep();
-			else await releaseOrSay(claim, caught);
+			await settleOrSay(claim, mayHaveActed(caught) ? 'unknown' : 'release', caught);
 			throw asNodeError(this, caught, itemIndex);
 		}
-		await claim?.keep();
+		// The record exists whatever the store says: if n8n's database cannot mark the key created, it stays in
+		// flight, and a later delivery of the event fails as unknown (never sent twice).
+		await claim?.created().catch(() => undefined);
 		record.created(itemIndex, prepared.body, created);
 		return await outputOf(prepared, created, itemIndex);
 	};
@@ -184,30 +200,36 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 }
 
 /**
- * A create that certainly did not happen gives its key back, so that a re-delivered event is created then. If
- * n8n's database cannot take it back, the error says what that means.
+ * A create that certainly did not happen gives its key back, so that a re-delivered event is created then; one
+ * that may have happened marks it unknown. If n8n's database cannot take the change, the error says what that
+ * means.
  */
-async function releaseOrSay(
-	claim: { release(): Promise<void> } | undefined,
+async function settleOrSay(
+	claim: Claim | undefined,
+	outcome: 'unknown' | 'release',
 	caught: unknown,
 ): Promise<void> {
 	try {
-		await claim?.release();
-	} catch (releaseError) {
+		await (outcome === 'unknown' ? claim?.unknown() : claim?.release());
+	} catch (storeError) {
 		const error = caught as { description?: string | null };
-		const said = `The Idempotency Key could not be released in n8n's database (${(releaseError as Error).message}): an event with this key will go to Already Created although nothing was created.`;
+		const said = `The Idempotency Key could not be ${outcome === 'unknown' ? 'marked' : 'released'} in n8n's database (${(storeError as Error).message}): a later delivery of this event waits for this one, then fails as an unknown outcome.`;
 		error.description = [error.description, said].filter(Boolean).join(' ');
 	}
 }
 
-/** An item whose key already created a record in an earlier execution: it goes to Already Created. */
-function alreadyCreatedItem(key: string, itemIndex: number): INodeExecutionData {
+/** An item whose key already created a record: it goes to Already Created, saying when. */
+function alreadyCreatedItem(
+	key: string,
+	itemIndex: number,
+	where: 'earlier execution' | 'this run',
+): INodeExecutionData {
+	const when = where === 'this run' ? 'earlier in this run' : 'in an earlier execution';
 	return {
 		json: {
 			idempotencyKey: key,
 			alreadyCreated: true,
-			message:
-				'Already created through this node in an earlier execution (same Idempotency Key): not sent again.',
+			message: `Already created through this node ${when} (same Idempotency Key): not sent again.`,
 		},
 		pairedItem: { item: itemIndex },
 	};

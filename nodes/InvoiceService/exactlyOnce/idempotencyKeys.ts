@@ -1,21 +1,22 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
+import { NodeOperationError, sleep } from 'n8n-workflow';
 
-import { FieldError, describeValue } from '../helpers/validate';
-import { numberOption, type NumberOption, readNumberOption } from '../actions/common.descriptions';
+import { optionalText } from '../helpers/validate';
+import {
+	numberOption,
+	type NumberOption,
+	readNumberOption,
+	readRunOptions,
+} from '../actions/common.descriptions';
+import { KeyStore, type ClaimAnswer } from './keyStore';
+import { LockError, RowLock } from './rowLock';
 
 /**
- * Idempotency keys: an item whose key already created a record through this node, in any earlier execution of
- * the workflow, is not sent again. The keys live in n8n's processed-data store (the one Remove Duplicates uses:
- * n8n's own database, shared by queue-mode workers), scope "node". Unlike Remove Duplicates, a key is claimed
- * just before its item is sent and released when the create certainly did not happen (refused, or never sent),
- * so a re-delivered event is still created then; it is kept when the outcome is unknown.
- *
- * The store's check-then-write is not atomic (read the row, write it back whole), so inside one n8n process
- * one writer per node does every claim and release, one write at a time (those that arrive during a write go
- * together in the next: a burst of events costs the database a few writes, not one per item), and a claim of a
- * key still in flight waits for that item's outcome. Between queue-mode workers the store's own read-write
- * window remains (see the README).
+ * Idempotency keys: an item whose key already created a record through this node is not sent again. The keys
+ * live in n8n's processed-data store (the one Remove Duplicates uses: n8n's own database, shared by queue-mode
+ * workers), scope "node", each in one of three states (in flight, created, outcome unknown; released = absent),
+ * changed only under a lock across n8n processes (keyStore.ts, rowLock.ts; docs/how-it-works.md, "Idempotency
+ * Keys across processes"). A key is claimed just before its item is sent and settled with the item's outcome.
  */
 
 export const idempotencyKeyOption: INodeProperties = {
@@ -38,141 +39,87 @@ export const historySizeOption: NumberOption = {
 /** The options that make keys work, in the order the Options collection lists them. */
 export const idempotencyOptions: INodeProperties[] = [idempotencyKeyOption, historySizeOption];
 
-/** A claimed key: keep it once the record exists (or may), release it when nothing was created. */
+/** A claimed key (in flight): settle it with the item's outcome. */
 export interface Claim {
-	keep(): Promise<void>;
+	/** The record exists: later deliveries go to Already Created. */
+	created(): Promise<void>;
+	/** The service may or may not hold the record: later deliveries fail until checked. */
+	unknown(): Promise<void>;
+	/** Nothing was created, for certain: the key is given back, and a re-delivery is sent. */
 	release(): Promise<void>;
 }
 
-type StoreHelpers = Pick<
-	IExecuteFunctions['helpers'],
-	'checkProcessedAndRecord' | 'removeProcessed'
->;
+/** What a claim found: "new" holds the key for this item; the others mean "do not send". */
+export type ClaimResult =
+	| { state: 'new'; claim: Claim }
+	| { state: 'created'; where: 'earlier execution' | 'this run' }
+	| { state: 'unknown' };
 
-interface Waiting<T> {
-	key: string;
-	resolve(value: T): void;
-	reject(error: unknown): void;
-}
+/** Waits for a key in flight in another process (tests shorten them). */
+export const flightTiming = {
+	/** Added to Max Retry Wait + Timeout: how long another process's create of the same key is waited for. */
+	marginMs: 30_000,
+	pollMinMs: 100,
+	pollMaxMs: 2_000,
+	now: () => Date.now(),
+};
 
-/**
- * The one writer of a node's row in this process. Claims and releases queue here; each write takes all that
- * queued while the previous one ran (releases first, then claims), so no two writes of this process overlap.
- */
-class RowWriter {
-	private readonly claims: Array<Waiting<boolean>> = [];
-	private readonly releases: Array<Waiting<void>> = [];
-	private writing = false;
-
-	constructor(
-		private readonly scope: string,
-		private readonly helpers: StoreHelpers,
-		private readonly historySize: number,
-	) {}
-
-	/** Whether the key is new (and now recorded). */
-	async claim(key: string): Promise<boolean> {
-		return await new Promise<boolean>((resolve, reject) => {
-			this.claims.push({ key, resolve, reject });
-			void this.write();
-		});
-	}
-
-	async release(key: string): Promise<void> {
-		return await new Promise<void>((resolve, reject) => {
-			this.releases.push({ key, resolve, reject });
-			void this.write();
-		});
-	}
-
-	private async write(): Promise<void> {
-		if (this.writing) return;
-		this.writing = true;
-		try {
-			while (this.claims.length > 0 || this.releases.length > 0) {
-				await settle(this.releases.splice(0), async (keys) => {
-					await this.helpers.removeProcessed(keys, 'node', { mode: 'entries' });
-					return keys.map(() => undefined);
-				});
-				await settle(this.claims.splice(0), async (keys) => {
-					const fresh = new Set((await this.checkAndRecord(keys)).map(String));
-					return keys.map((key) => fresh.has(key));
-				});
-			}
-		} finally {
-			this.writing = false;
-			if (writers.get(this.scope) === this) writers.delete(this.scope);
-		}
-	}
-
-	/**
-	 * The keys that are new (and now recorded). The first write of a node's row is an insert, and two processes
-	 * inserting at once collide on its primary key: the loser finds the row on its second try.
-	 */
-	private async checkAndRecord(keys: string[]) {
-		const check = async () =>
-			await this.helpers.checkProcessedAndRecord(keys, 'node', {
-				mode: 'entries',
-				maxEntries: this.historySize,
-			});
-		return (await check().catch(check)).new;
-	}
-}
-
-/** Answers everybody waiting with one store call's results, or with its error. */
-async function settle<T>(
-	waiting: Array<Waiting<T>>,
-	call: (keys: string[]) => Promise<T[]>,
-): Promise<void> {
-	if (waiting.length === 0) return;
-	try {
-		const results = await call(waiting.map(({ key }) => key));
-		waiting.forEach(({ resolve }, index) => resolve(results[index]));
-	} catch (error) {
-		for (const { reject } of waiting) reject(error);
-	}
-}
-
-/** Each node's writer in this process (workflow id + node id), while it has work. */
-const writers = new Map<string, RowWriter>();
+/** Each node's store in this process (workflow id + node id), while it has work. */
+const stores = new Map<string, KeyStore>();
 /** Keys whose item is in flight in this process: a second claim waits for the first item's outcome. */
 const inFlight = new Map<string, Promise<void>>();
 
 export class IdempotencyKeys {
+	/** Keys this run created (for "earlier in this run"). */
+	private readonly createdHere = new Set<string>();
+
 	private constructor(
 		private readonly context: IExecuteFunctions,
 		private readonly scope: string,
 		private readonly historySize: number,
+		private readonly flightWaitMs: number,
 	) {}
 
-	/** The keys of this run, or undefined when the node has no Idempotency Key set (today's behaviour). */
+	/**
+	 * The keys of this run, or undefined when the node has no Idempotency Key set (today's behaviour). Throws
+	 * when a Remove Duplicates node in this workflow shares the workflow's row of the store.
+	 */
 	static of(context: IExecuteFunctions, options: IDataObject): IdempotencyKeys | undefined {
 		if (!keysConfigured(context.getNode().parameters)) return undefined;
 		const historySize = readNumberOption(options, historySizeOption, { whole: true });
+		const { maxRetryWaitMs, timeoutMs } = readRunOptions(options);
+		const conflict = removeDuplicatesSharingTheRow(context);
+		if (conflict) {
+			throw new NodeOperationError(
+				context.getNode(),
+				`The Remove Duplicates node "${conflict}" keeps its history for the whole workflow (Scope: Workflow), where this node's Idempotency Keys keep their lock`,
+				{
+					description:
+						'Nothing was sent. Set that node\'s Scope to "Node" (Options → Scope), or remove this node\'s Idempotency Key, and run again.',
+				},
+			);
+		}
 		const scope = `${context.getWorkflow().id ?? ''} ${context.getNode().id}`;
-		return new IdempotencyKeys(context, scope, historySize);
+		const flightWaitMs = maxRetryWaitMs + timeoutMs + flightTiming.marginMs;
+		return new IdempotencyKeys(context, scope, historySize, flightWaitMs);
 	}
 
 	/** The item's key; undefined when blank. Throws FieldError for a value that is not text or a number. */
 	read(itemIndex: number): string | undefined {
 		const value = this.context.getNodeParameter('options.idempotencyKey', itemIndex, '') as unknown;
-		if (value === undefined || value === null) return undefined;
-		if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-		if (typeof value !== 'string') {
-			throw new FieldError(
-				idempotencyKeyOption.displayName,
-				`must be text or a number, got ${describeValue(value)}`,
-			);
-		}
-		const key = value.trim();
-		return key === '' ? undefined : key;
+		return optionalText(value, idempotencyKeyOption.displayName);
 	}
 
 	/**
-	 * Claims the key for this item: undefined when it already created a record (do not send), else the claim.
-	 * A claim of a key whose item is in flight in this process waits for that item's outcome first.
+	 * Claims the key for this item. A key in flight in this process waits for that item's outcome; in flight in
+	 * another process, for up to Max Retry Wait + Timeout + a margin, then it counts as unknown. With
+	 * `resendUnknown`, an unknown key is taken over as a new claim.
 	 */
-	async claim(key: string, itemIndex: number): Promise<Claim | undefined> {
+	async claim(
+		key: string,
+		itemIndex: number,
+		{ resendUnknown }: { resendUnknown: boolean },
+	): Promise<ClaimResult> {
 		const id = `${this.scope} ${key}`;
 		for (let pending = inFlight.get(id); pending; pending = inFlight.get(id)) await pending;
 		let settle!: () => void;
@@ -181,42 +128,144 @@ export class IdempotencyKeys {
 			inFlight.delete(id);
 			settle();
 		};
-		let isNew: boolean;
+		let answer: ClaimAnswer;
 		try {
-			isNew = await this.writer().claim(key);
+			answer = await this.waitOutFlight(key, resendUnknown);
 		} catch (error) {
 			done();
-			throw new NodeOperationError(
-				this.context.getNode(),
-				`Could not check the Idempotency Key in n8n's database: ${(error as Error).message ?? String(error)}`,
-				{ itemIndex, description: 'Nothing was sent to the service for this item.' },
-			);
+			throw storeItemError(this.context, error, itemIndex);
 		}
-		if (!isNew) {
+		if (answer === 'created') {
 			done();
-			return undefined;
+			return {
+				state: 'created',
+				where: this.createdHere.has(key) ? 'this run' : 'earlier execution',
+			};
 		}
+		if (answer !== 'new') {
+			done();
+			return { state: 'unknown' };
+		}
+		const settleAs = async (outcome: 'created' | 'unknown' | 'released') => {
+			try {
+				await this.store().settle(key, outcome);
+				if (outcome === 'created') this.createdHere.add(key);
+			} finally {
+				done();
+			}
+		};
 		return {
-			keep: async () => done(),
-			release: async () => {
-				try {
-					await this.writer().release(key);
-				} finally {
-					done();
-				}
+			state: 'new',
+			claim: {
+				created: async () => await settleAs('created'),
+				unknown: async () => await settleAs('unknown'),
+				release: async () => await settleAs('released'),
 			},
 		};
 	}
 
-	/** This node's writer in this process (a new one when the last has finished its work). */
-	private writer(): RowWriter {
-		let writer = writers.get(this.scope);
-		if (!writer) {
-			writer = new RowWriter(this.scope, this.context.helpers, this.historySize);
-			writers.set(this.scope, writer);
+	/** The key's answer once no other process has it in flight (or the wait is over: then it is unknown). */
+	private async waitOutFlight(key: string, takeUnknown: boolean): Promise<ClaimAnswer> {
+		const started = flightTiming.now();
+		let delay = flightTiming.pollMinMs;
+		for (;;) {
+			const expireFlight = flightTiming.now() - started >= this.flightWaitMs;
+			const answer = await this.store().claim(key, { takeUnknown, expireFlight });
+			if (answer !== 'flight') return answer;
+			await sleep(delay + Math.floor(Math.random() * delay));
+			delay = Math.min(delay * 2, flightTiming.pollMaxMs);
 		}
-		return writer;
 	}
+
+	/** This node's store in this process (a new one when the last has finished its work). */
+	private store(): KeyStore {
+		let store = stores.get(this.scope);
+		if (!store) {
+			const lock = new RowLock(this.context.getWorkflow().id ?? '', this.context.helpers);
+			const created: KeyStore = new KeyStore(this.context.helpers, lock, this.historySize, () => {
+				if (stores.get(this.scope) === created) stores.delete(this.scope);
+			});
+			store = created;
+			stores.set(this.scope, store);
+		}
+		return store;
+	}
+}
+
+/** The item error of a key whose outcome is unknown: never Already Created, and the way to go on. */
+export function unknownKeyError(
+	context: IExecuteFunctions,
+	key: string,
+	itemIndex: number,
+): NodeOperationError {
+	return new NodeOperationError(
+		context.getNode(),
+		`Item ${itemIndex}: the outcome of the create with Idempotency Key "${key}" is unknown: the service may or may not hold the record`,
+		{
+			itemIndex,
+			description:
+				'Not sent, so that it is not created twice. Check in the service whether the record exists: if it does not, turn on Options → Resend Unknown Outcomes and retry with the current workflow; if it does, the event is done.',
+		},
+	);
+}
+
+/**
+ * A store or lock failure, as the item's error. n8n's database text goes in the description only: in the
+ * message, NodeOperationError would rewrite ECONNREFUSED or ETIMEDOUT into "the service refused the connection".
+ */
+function storeItemError(
+	context: IExecuteFunctions,
+	error: unknown,
+	itemIndex: number,
+): NodeOperationError {
+	const kind = error instanceof LockError ? error.kind : 'store';
+	const said =
+		error instanceof LockError ? error.message : String((error as Error)?.message ?? error);
+	const cause =
+		error instanceof LockError && error.cause
+			? ` (${String((error.cause as Error).message ?? error.cause)})`
+			: '';
+	const message = {
+		store: `Item ${itemIndex}: n8n's database could not check the Idempotency Key`,
+		busy: `Item ${itemIndex}: the Idempotency Keys of this workflow stayed locked in n8n's database`,
+		conflict: `Item ${itemIndex}: the Idempotency Keys cannot be kept in this workflow`,
+	}[kind];
+	const next = {
+		store: "Check that n8n's database is reachable and has room, then run the item again.",
+		busy: 'Another execution may hold many keys, or an n8n process died holding the lock (it is broken about a minute after it was taken). Run the item again.',
+		conflict:
+			'Another node (a Remove Duplicates node with Scope: Workflow) uses the same entry of the processed-data store: set its Scope to "Node" and run again.',
+	}[kind];
+	return new NodeOperationError(context.getNode(), message, {
+		itemIndex,
+		description: `Nothing was sent to the service for this item. n8n's database: ${said}${cause}. ${next}`,
+	});
+}
+
+/** The name of a Remove Duplicates node connected to this one that keeps its history at workflow scope. */
+function removeDuplicatesSharingTheRow(context: IExecuteFunctions): string | undefined {
+	const name = context.getNode().name;
+	const options = { includeNodeParameters: true };
+	const around = [
+		...context.getParentNodes(name, options),
+		...context.getChildNodes(name, options),
+	];
+	const connected = [
+		...around,
+		...context
+			.getParentNodes(name, options)
+			.flatMap((parent) => context.getChildNodes(parent.name, options)),
+	];
+	const found = connected.find(
+		({ type, parameters, disabled }) =>
+			!disabled &&
+			type === 'n8n-nodes-base.removeDuplicates' &&
+			['removeItemsSeenInPreviousExecutions', 'clearDeduplicationHistory'].includes(
+				String(parameters?.operation),
+			) &&
+			((parameters?.options as IDataObject | undefined)?.scope ?? parameters?.scope) === 'workflow',
+	);
+	return found?.name;
 }
 
 /**

@@ -66,7 +66,7 @@ export function runHints(counts: RunCounts): string[] {
 			? `${resent} item(s) whose outcome was unknown were sent again, as Options → Resend Unknown Outcomes asks.`
 			: '',
 		alreadyCreated > 0
-			? `${alreadyCreated} item(s) were already created through this node in an earlier execution (same Idempotency Key): they went to the Already Created output and were not sent.`
+			? `${alreadyCreated} item(s) were already created through this node in an earlier execution or earlier in this run (same Idempotency Key): they went to the Already Created output and were not sent.`
 			: '',
 	].filter(Boolean);
 }

@@ -1,7 +1,9 @@
 // n8n's processed-data store, in memory, for in-process runs (the real one is n8n's database: packages/cli
 // deduplication-helper). Same semantics: one row per workflow and node, entries compared by MD5 of
 // String(value), the oldest dropped beyond maxEntries; and the same weakness: a check reads the whole row and
-// writes it back after a pause, so two checks that overlap both see a key as new and the last write wins.
+// writes it back after a pause, so two checks that overlap both see a key as new and the last write wins; and
+// the same one atomic step: the first write of a row is an INSERT, and a second INSERT fails on the primary key
+// (PostgreSQL's 23505); an UPDATE of a row deleted meanwhile changes nothing.
 import { createHash } from 'node:crypto';
 
 import { sleep } from 'n8n-workflow';
@@ -21,6 +23,8 @@ export class MemoryDeduplicator implements IDataDeduplicator {
 	readonly rows = new Map<string, string[]>();
 	/** How many checks were asked (to show that a key sent nothing to the service but did ask the store). */
 	checks = 0;
+	/** Called after a check's write (a test throws from it: the connection dropped after the commit). */
+	failAfterWrite?: (scope: DeduplicationScope) => Promise<void>;
 
 	private rowOf(scope: DeduplicationScope, { workflow, node }: ICheckProcessedContextData): string {
 		return `${workflow.id} ${scope === 'node' ? `n:${node?.id}` : ''}`;
@@ -32,10 +36,17 @@ export class MemoryDeduplicator implements IDataDeduplicator {
 		contextData: ICheckProcessedContextData,
 		{ maxEntries }: ICheckProcessedOptions,
 	): Promise<IDeduplicationOutput> {
-		this.checks++;
+		if (scope === 'node') this.checks++; // the node's own row (not the lock's)
 		const row = this.rowOf(scope, contextData);
+		const existed = this.rows.has(row);
 		const entries = [...(this.rows.get(row) ?? [])];
 		await sleep(5); // the database's read-then-write window
+		if (!existed && this.rows.has(row)) {
+			throw Object.assign(
+				new Error('duplicate key value violates unique constraint "PK_processed_data"'),
+				{ code: '23505' },
+			);
+		}
 		const output: IDeduplicationOutput = { new: [], processed: [] };
 		for (const item of items) {
 			const hash = hashOf(item);
@@ -46,7 +57,10 @@ export class MemoryDeduplicator implements IDataDeduplicator {
 				entries.push(hash);
 			}
 		}
-		this.rows.set(row, maxEntries ? entries.slice(-maxEntries) : entries);
+		if (!existed || this.rows.has(row)) {
+			this.rows.set(row, maxEntries ? entries.slice(-maxEntries) : entries);
+		}
+		await this.failAfterWrite?.(scope);
 		return output;
 	}
 
@@ -56,10 +70,11 @@ export class MemoryDeduplicator implements IDataDeduplicator {
 		contextData: ICheckProcessedContextData,
 	): Promise<void> {
 		const row = this.rowOf(scope, contextData);
+		if (!this.rows.has(row)) return;
 		const remove = new Set(items.map(hashOf));
 		const entries = (this.rows.get(row) ?? []).filter((hash) => !remove.has(hash));
 		await sleep(5);
-		this.rows.set(row, entries);
+		if (this.rows.has(row)) this.rows.set(row, entries);
 	}
 
 	async clearAllProcessedItems(
@@ -80,5 +95,6 @@ export class MemoryDeduplicator implements IDataDeduplicator {
 	clear(): void {
 		this.rows.clear();
 		this.checks = 0;
+		this.failAfterWrite = undefined;
 	}
 }

@@ -1,0 +1,325 @@
+import { createHash, randomUUID } from 'node:crypto';
+
+import nock from 'nock';
+import {
+	sleep,
+	type ICheckProcessedContextData,
+	type IDataObject,
+	type IExecuteFunctions,
+} from 'n8n-workflow';
+
+import {
+	flightTiming,
+	IdempotencyKeys,
+} from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
+import { lockTiming } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
+import { deduplicator } from '../support/harness/run-node';
+import {
+	API,
+	ORIGIN,
+	customerParameters,
+	runInvoiceService,
+	type InvoiceServiceRun,
+} from '../support/invoice-service';
+
+// The three states of an Idempotency Key (in flight, created, outcome unknown) and the lock that makes their
+// changes atomic across n8n processes, on n8n's processed-data store (in memory here, with the database's
+// read-then-write window and its one atomic step, the first INSERT of a row). Another process is played by
+// writing its entries into the store directly. About 10 s.
+
+const WORKFLOW = 'harness-workflow'; // the harness's workflow id
+const hash = (value: string) => createHash('md5').update(value).digest('base64');
+const nodeRow = (nodeId: string) => `${WORKFLOW} n:${nodeId}`;
+const lockRow = `${WORKFLOW} `;
+const entriesOf = (nodeId: string) => deduplicator.rows.get(nodeRow(nodeId)) ?? [];
+const holds = (nodeId: string, entry: string) => entriesOf(nodeId).includes(hash(entry));
+/** Another process's entry in this node's row. */
+const put = (nodeId: string, entry: string) =>
+	deduplicator.rows.set(nodeRow(nodeId), [...entriesOf(nodeId), hash(entry)]);
+const drop = (nodeId: string, entry: string) =>
+	deduplicator.rows.set(
+		nodeRow(nodeId),
+		entriesOf(nodeId).filter((value) => value !== hash(entry)),
+	);
+
+/** Runs `change` at a moment no process holds the workflow's lock (in the same tick: nobody takes it between). */
+async function whenUnlocked(change: () => void): Promise<void> {
+	while (deduplicator.rows.has(lockRow)) await sleep(1);
+	change();
+}
+
+const saved = { lock: { ...lockTiming }, flight: { ...flightTiming } };
+afterEach(() => {
+	nock.cleanAll();
+	deduplicator.clear();
+	Object.assign(lockTiming, saved.lock);
+	Object.assign(flightTiming, saved.flight);
+});
+
+/** A create-customer service: each create of event N answers `status(N, times seen)`; counts the creates. */
+function service(status: (event: number, seen: number) => number = () => 200) {
+	const seen: number[] = [];
+	const created: number[] = [];
+	nock(ORIGIN)
+		.post(`${API}/create-customer`)
+		.times(100)
+		.reply((_uri, body) => {
+			const event = Number(/\d+/.exec((body as IDataObject).email as string)![0]);
+			const answer = status(event, seen.filter((value) => value === event).length);
+			seen.push(event);
+			if (answer !== 200) return [answer, { status: 'error', message: `refused ${event}` }];
+			created.push(event);
+			return [200, { status: 'success', response: { id: `cust_${event}`, name: 'Ada' } }];
+		});
+	return { seen, created };
+}
+
+const event = (n: number) => ({
+	first: 'Ada',
+	last: 'Lovelace',
+	email: `ada${n}@example.com`,
+	eventId: `event-${n}`,
+});
+const keyed = (
+	nodeId: string,
+	items: IDataObject[],
+	extra: Partial<InvoiceServiceRun> & { options?: IDataObject } = {},
+): InvoiceServiceRun => ({
+	parameters: customerParameters({
+		options: { idempotencyKey: '={{ $json.eventId }}', ...extra.options },
+	}),
+	items,
+	nodeId,
+	...extra,
+});
+/** The little of an execution context IdempotencyKeys uses, over the same store (for calls without a run). */
+function contextOf(nodeId: string, parents: IDataObject[] = []): IExecuteFunctions {
+	const node = {
+		id: nodeId,
+		name: 'Create customer',
+		parameters: { options: { idempotencyKey: 'k' } },
+	};
+	const data = { workflow: { id: WORKFLOW }, node } as unknown as ICheckProcessedContextData;
+	return {
+		getNode: () => node,
+		getWorkflow: () => ({ id: WORKFLOW }),
+		getParentNodes: () => parents,
+		getChildNodes: () => [],
+		helpers: {
+			checkProcessedAndRecord: async (items, scope, options) =>
+				await deduplicator.checkProcessedAndRecord(items, scope, data, options),
+			removeProcessed: async (items, scope) =>
+				await deduplicator.removeProcessed(items, scope, data),
+			clearAllProcessedItems: async (scope) =>
+				await deduplicator.clearAllProcessedItems(scope, data),
+			getProcessedDataCount: async (scope) => await deduplicator.getProcessedDataCount(scope, data),
+		} as Partial<IExecuteFunctions['helpers']>,
+	} as unknown as IExecuteFunctions;
+}
+const errorOf = (item: { json: IDataObject }) => item.json.error as IDataObject;
+
+describe('three states per key', () => {
+	it('two items of one run with one key: the second is Already Created "earlier in this run"', async () => {
+		const nodeId = randomUUID();
+		const { created } = service();
+		const run = await runInvoiceService(keyed(nodeId, [event(1), event(1)]));
+		expect(created).toEqual([1]);
+		expect(run.outputs[1].map((item) => item.json.message)).toEqual([
+			'Already created through this node earlier in this run (same Idempotency Key): not sent again.',
+		]);
+		const again = await runInvoiceService(keyed(nodeId, [event(1)]));
+		expect(again.outputs[1][0].json.message).toMatch(/in an earlier execution/);
+		expect(holds(nodeId, 'created:event-1')).toBe(true);
+		expect(holds(nodeId, 'flight:event-1')).toBe(false);
+	});
+
+	it('an unknown outcome fails the re-delivery on the error output, naming the key and the way on', async () => {
+		const nodeId = randomUUID();
+		const { seen } = service((_event, times) => (times === 0 ? 500 : 200));
+		await runInvoiceService(keyed(nodeId, [event(2)], { onError: 'continueErrorOutput' }));
+		expect(holds(nodeId, 'unknown:event-2')).toBe(true);
+
+		const again = await runInvoiceService(
+			keyed(nodeId, [event(2)], { onError: 'continueErrorOutput' }),
+		);
+		expect(seen).toEqual([2]);
+		// Outputs: Created, Already Created, error output.
+		expect(again.outputs[0]).toEqual([]);
+		expect(again.outputs[1]).toEqual([]);
+		const error = errorOf(again.outputs[2][0]);
+		expect(error.message).toBe(
+			'Item 0: the outcome of the create with Idempotency Key "event-2" is unknown: the service may or may not hold the record',
+		);
+		expect(error.description).toMatch(/Options → Resend Unknown Outcomes and retry/);
+	});
+
+	it('resendUnknown takes an unknown key over as a new claim; without it the key stays unknown', async () => {
+		// Called directly: the option (Options → Resend Unknown Outcomes) is wired in the node's descriptions.
+		const nodeId = randomUUID();
+		const keys = IdempotencyKeys.of(contextOf(nodeId), {})!;
+		put(nodeId, 'unknown:event-12');
+		expect(await keys.claim('event-12', 0, { resendUnknown: false })).toEqual({ state: 'unknown' });
+		const taken = await keys.claim('event-12', 0, { resendUnknown: true });
+		expect(taken.state).toBe('new');
+		expect(holds(nodeId, 'flight:event-12')).toBe(true);
+		expect(holds(nodeId, 'unknown:event-12')).toBe(false);
+		if (taken.state === 'new') await taken.claim.created();
+		expect(await keys.claim('event-12', 1, { resendUnknown: true })).toEqual({
+			state: 'created',
+			where: 'this run',
+		});
+		expect(entriesOf(nodeId)).toEqual([hash('created:event-12')]);
+	});
+
+	it('a refusal for sure releases the key: nothing of it stays in the store', async () => {
+		const nodeId = randomUUID();
+		service(() => 400);
+		await runInvoiceService(keyed(nodeId, [event(3)], { onError: 'continueRegularOutput' }));
+		expect(entriesOf(nodeId)).toEqual([]);
+	});
+
+	it("a key in flight in another process: the delivery waits and follows that process's outcome", async () => {
+		const nodeId = randomUUID();
+		const { created } = service();
+		Object.assign(flightTiming, { pollMinMs: 20, pollMaxMs: 50 });
+		put(nodeId, 'flight:event-4');
+		put(nodeId, 'flight:event-5');
+		const run = runInvoiceService(
+			keyed(nodeId, [event(4), event(5)], { options: { concurrency: 2 } }),
+		);
+		await sleep(300);
+		// The other process, holding the lock as it would: event 4 created, event 5 refused (released).
+		await whenUnlocked(() => {
+			drop(nodeId, 'flight:event-4');
+			put(nodeId, 'created:event-4');
+			drop(nodeId, 'flight:event-5');
+		});
+		const { outputs } = await run;
+		expect(outputs[1].map((item) => item.json.idempotencyKey)).toEqual(['event-4']);
+		expect(outputs[0].map((item) => item.json.id)).toEqual(['cust_5']);
+		expect(created).toEqual([5]);
+	});
+
+	it('a key still in flight after the wait fails as unknown, and is marked unknown for the next delivery', async () => {
+		const nodeId = randomUUID();
+		const { seen } = service();
+		// Wait = Max Retry Wait (0) + Timeout (1 s) + margin (0).
+		Object.assign(flightTiming, { marginMs: 0, pollMinMs: 50, pollMaxMs: 100 });
+		put(nodeId, 'flight:event-6');
+		const started = Date.now();
+		const run = await runInvoiceService(
+			keyed(nodeId, [event(6)], {
+				onError: 'continueErrorOutput',
+				options: { maxRetryWait: 0, timeout: 1000 },
+			}),
+		);
+		expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+		expect(errorOf(run.outputs[2][0]).message).toMatch(/"event-6" is unknown/);
+		expect(holds(nodeId, 'unknown:event-6')).toBe(true);
+		expect(holds(nodeId, 'flight:event-6')).toBe(false);
+		expect(seen).toEqual([]);
+	});
+});
+
+describe('a failing store fails the item plainly', () => {
+	it('written, then failed (connection lost after the commit): the item fails, nothing sent; the next delivery creates one', async () => {
+		const nodeId = randomUUID();
+		const { created } = service();
+		let failures = 1;
+		deduplicator.failAfterWrite = async (scope) => {
+			if (scope === 'node' && failures-- > 0) {
+				throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+			}
+		};
+		const run = await runInvoiceService(
+			keyed(nodeId, [event(7)], { onError: 'continueErrorOutput' }),
+		);
+		const error = errorOf(run.outputs[2][0]);
+		expect(error.message).toBe("Item 0: n8n's database could not check the Idempotency Key");
+		expect(error.description).toMatch(/^Nothing was sent to the service for this item\./);
+		expect(error.description).toMatch(/ECONNREFUSED 127\.0\.0\.1:5432/);
+		expect(JSON.stringify(error)).not.toMatch(/refused the connection/);
+		// The check's own write was taken out again: no state, so the re-delivery is sent once.
+		expect(entriesOf(nodeId)).toEqual([]);
+		const again = await runInvoiceService(keyed(nodeId, [event(7)]));
+		expect(again.outputs[0].map((item) => item.json.id)).toEqual(['cust_7']);
+		expect(created).toEqual([7]);
+		expect(deduplicator.rows.has(lockRow)).toBe(false);
+	});
+});
+
+describe('the lock on the workflow row', () => {
+	it('a lock whose holder died (older than the lease) is broken, and the item is sent', async () => {
+		const nodeId = randomUUID();
+		const { created } = service();
+		// A lock taken 70 s ago: LOCK plus one stamp per tick of its acquisition time.
+		const takenAt = Date.now() - 70_000;
+		const slot = Math.floor(takenAt / lockTiming.tickMs) % lockTiming.slots;
+		deduplicator.rows.set(
+			lockRow,
+			Array.from({ length: slot + 2 }, (_, n) => `held ${n}`),
+		);
+		// The row must hold LOCK to be broken: the first of its entries.
+		deduplicator.rows.get(lockRow)![0] = hash('invoice-service idempotency lock');
+		const run = await runInvoiceService(keyed(nodeId, [event(8)]));
+		expect(run.outputs[0].map((item) => item.json.id)).toEqual(['cust_8']);
+		expect(created).toEqual([8]);
+		expect(deduplicator.rows.has(lockRow)).toBe(false);
+	});
+
+	it('a live lock that stays taken: after the bounded wait the item fails, nothing sent, saying what to do', async () => {
+		const nodeId = randomUUID();
+		const { seen } = service();
+		Object.assign(lockTiming, { maxWaitMs: 300 });
+		const slot = Math.floor(Date.now() / lockTiming.tickMs) % lockTiming.slots;
+		deduplicator.rows.set(
+			lockRow,
+			Array.from({ length: slot + 2 }, (_, n) => `held ${n}`),
+		);
+		const run = await runInvoiceService(
+			keyed(nodeId, [event(9)], { onError: 'continueErrorOutput' }),
+		);
+		const error = errorOf(run.outputs[2][0]);
+		expect(error.message).toMatch(/stayed locked in n8n's database/);
+		expect(error.description).toMatch(
+			/^Nothing was sent to the service for this item\..*Run the item again\./,
+		);
+		expect(seen).toEqual([]);
+	});
+
+	it('a Remove Duplicates node with Scope: Workflow connected to the node: refused before anything is sent, naming it', () => {
+		const removeDuplicates = (scope: string) => ({
+			name: 'Remove Duplicates',
+			type: 'n8n-nodes-base.removeDuplicates',
+			typeVersion: 2,
+			disabled: false,
+			parameters: { operation: 'removeItemsSeenInPreviousExecutions', options: { scope } },
+		});
+		expect(() =>
+			IdempotencyKeys.of(contextOf(randomUUID(), [removeDuplicates('workflow')]), {}),
+		).toThrow(
+			'The Remove Duplicates node "Remove Duplicates" keeps its history for the whole workflow (Scope: Workflow), where this node\'s Idempotency Keys keep their lock',
+		);
+		// Scope: Node keeps its own row: no conflict.
+		expect(
+			IdempotencyKeys.of(contextOf(randomUUID(), [removeDuplicates('node')]), {}),
+		).toBeDefined();
+	});
+
+	it("another node's row in the workflow scope (Remove Duplicates, Scope: Workflow): refused, and left as it was", async () => {
+		const nodeId = randomUUID();
+		const { seen } = service();
+		const history = Array.from({ length: 500 }, (_, n) => hash(`seen ${n}`));
+		deduplicator.rows.set(lockRow, [...history]);
+		const run = await runInvoiceService(
+			keyed(nodeId, [event(10)], { onError: 'continueErrorOutput' }),
+		);
+		const error = errorOf(run.outputs[2][0]);
+		expect(error.message).toMatch(/cannot be kept in this workflow/);
+		expect(error.description).toMatch(
+			/Remove Duplicates node with Scope: Workflow.*set its Scope to "Node"/,
+		);
+		expect(deduplicator.rows.get(lockRow)).toEqual(history);
+		expect(seen).toEqual([]);
+	});
+});
