@@ -361,7 +361,7 @@ describe('Idempotency Key: the same event in another execution is not sent again
 		expect(received.get(0)).toBe(1);
 	});
 
-	it('Stop while the service holds a keyed create: that key is kept (outcome unknown); a later item is not sent and its key is free', async () => {
+	it('Stop while the service holds a keyed create: that key is kept as unknown; a later item is not sent and its key is free', async () => {
 		let holding: () => void = () => {};
 		const held = new Promise<void>((resolve) => (holding = resolve));
 		const { received, created } = service((item) => {
@@ -385,10 +385,17 @@ describe('Idempotency Key: the same event in another execution is not sent again
 		await sleep(2100);
 		expect(created.get(0)).toBe(1);
 
-		// The same events delivered again: item 0's key was kept (Already Created), item 1's was released.
-		const again = await runInvoiceService(withKey({ items: people(2), nodeId }));
-		expect(idsOf(again.outputs[0])).toEqual(['cust_1_1']);
-		expect(again.outputs[1].map((item) => item.json.idempotencyKey)).toEqual(['event-0']);
+		// The same events delivered again: item 0's key was kept as unknown (it fails, naming the key, and is not
+		// sent), item 1's was released (created now); neither goes to Already Created.
+		const again = await runInvoiceService(
+			withKey({ items: people(2), nodeId, onError: 'continueRegularOutput' }),
+		);
+		const [unknown, createdNow] = again.outputs[0];
+		expect((unknown.json.error as IDataObject).message).toMatch(
+			/Idempotency Key "event-0" is unknown/,
+		);
+		expect(createdNow.json.id).toBe('cust_1_1');
+		expect(again.outputs[1]).toEqual([]);
 		expect(received.get(0)).toBe(1);
 		expect(created.get(0)).toBe(1);
 	});
