@@ -3,6 +3,9 @@
 // - the executions list's Retry (POST /rest/executions/:id/retry, loadWorkflow false and true) of an execution
 //   stopped at line 7 of 12 creates nothing twice, and item i of the retry names line i's invoice;
 // - an item whose outcome was unknown (the connection cut after the service created it) is not sent again;
+// - an HTTP 500 on line 7: the retry invoices the 11 other lines and names line 7; with Resend Unknown Outcomes
+//   turned on in the saved workflow, Retry with current workflow invoices line 7: 12 invoices, each line once;
+// - an edit of the lines expression before Retry with current workflow creates no line again, and the hint says so;
 // - the same event delivered twice (in turn, or at the same moment) with an Idempotency Key: one invoice; a
 //   first create the service refused is created by the re-delivery;
 // - Customer → Invoice keyed on the event: the documented recovery (re-delivery, then Retry) ends with one of each;
@@ -17,6 +20,7 @@ import {
 	createN8nHome,
 	ensureN8nInstalled,
 	nodeOutput,
+	nodeRuns,
 	nodesThatRan,
 	packPackage,
 	removeHome,
@@ -30,6 +34,7 @@ import {
 	publishWorkflows,
 	retryExecution,
 	saveCredential,
+	saveWorkflowNodes,
 	type SavedExecution,
 } from '../support/executions';
 import {
@@ -40,8 +45,12 @@ import {
 	eventWorkflow,
 	expectRetryCompleted,
 	failedBatch,
+	hintsOf,
 	invoiceError,
 	invoicesFor,
+	invoicesPerLine,
+	lineDescription,
+	LINES,
 	lineRequestText,
 	linesWorkflow,
 	retryBatch,
@@ -54,6 +63,8 @@ const PATHS = {
 	lines: 'exactly-once-lines',
 	event: 'exactly-once-event',
 	chain: 'exactly-once-chain',
+	resend: 'exactly-once-resend',
+	edit: 'exactly-once-edit',
 };
 
 describe.each(N8N_VERSIONS)('Exactly once across executions in a real n8n %s', (version) => {
@@ -62,7 +73,7 @@ describe.each(N8N_VERSIONS)('Exactly once across executions in a real n8n %s', (
 	let server: N8nServer;
 	let serverLog = '';
 	let customerId = '';
-	const workflowIds = { lines: '', event: '', chain: '' };
+	const workflowIds = { lines: '', event: '', chain: '', resend: '', edit: '' };
 	const timings: Record<string, number> = {};
 	const log = (message: string) => console.log(`[exactly-once ${version}] ${message}`);
 
@@ -77,10 +88,18 @@ describe.each(N8N_VERSIONS)('Exactly once across executions in a real n8n %s', (
 		await server.setupOwner();
 		const credential = await saveCredential(server, 'Invoice Service (sandbox)', sandbox);
 		const tPublish = Date.now();
-		[workflowIds.lines, workflowIds.event, workflowIds.chain] = await publishWorkflows(server, [
+		[
+			workflowIds.lines,
+			workflowIds.event,
+			workflowIds.chain,
+			workflowIds.resend,
+			workflowIds.edit,
+		] = await publishWorkflows(server, [
 			linesWorkflow(credential, PATHS.lines),
 			eventWorkflow(credential, PATHS.event),
 			chainWorkflow(credential, PATHS.chain),
+			linesWorkflow(credential, PATHS.resend, 4),
+			linesWorkflow(credential, PATHS.edit, 5),
 		]);
 		timings.publish = Date.now() - tPublish;
 		customerId = await serviceCustomer(sandbox, 'lines@example.com');
@@ -148,6 +167,82 @@ describe.each(N8N_VERSIONS)('Exactly once across executions in a real n8n %s', (
 		for (const count of after) expect(count).toBeLessThanOrEqual(1);
 		expect(invoiceError(retried)).toMatch(/outcome unknown|may (or may not )?have/i);
 	});
+
+	/** Posts a batch to a lines workflow of its own, whose line 7 fails once with `fault`: it stops with an error. */
+	async function failedIn(which: 'resend' | 'edit', batch: string, fault: OneShotFault) {
+		const setup = { ...lines(), workflowId: workflowIds[which], path: PATHS[which] };
+		const execution = await failedBatch(server, setup, batch, fault);
+		expect(execution.status).toBe('error');
+		return execution;
+	}
+
+	/** Edits the saved invoice node of a workflow (the published version runs unchanged). */
+	const editInvoiceNode = (
+		workflowId: string,
+		change: (parameters: Record<string, unknown>) => void,
+	) =>
+		saveWorkflowNodes(server, workflowId, (nodes) => {
+			change(nodes.find((node) => node.name === INVOICE)!.parameters);
+		});
+
+	test(
+		'HTTP 500 on line 7 of 12: the Retry invoices the 11 other lines and names line 7; with Resend Unknown Outcomes turned on, Retry with current workflow invoices line 7: each line once',
+		async () => {
+			const batch = `resend-${version}`;
+			const execution = await failedIn('resend', batch, 'http500');
+			expect(invoiceError(execution)).toMatch(/HTTP 500/);
+
+			const first = await retryBatch(server, sandbox, batch, execution, false);
+			log(`${batch}: after the failure ${first.before}, after the retry ${first.after}`);
+			expect(first.retried).toMatchObject({ status: 'error', mode: 'retry' });
+			expect(first.after).toEqual(
+				Array.from({ length: LINES }, (_, index) => (index === FAILING_LINE - 1 ? 0 : 1)),
+			);
+			const description = String(nodeRuns(first.retried.run, INVOICE)[0]?.error?.description);
+			expect(description).toContain(`item ${FAILING_LINE - 1} (line ${FAILING_LINE})`);
+
+			await editInvoiceNode(workflowIds.resend, (parameters) => {
+				parameters.options = { ...(parameters.options as object), resendUnknown: true };
+			});
+			const second = await retryBatch(server, sandbox, batch, first.retried, true);
+			log(`${batch}: after Resend Unknown Outcomes ${second.after}`);
+			expect(second.retried).toMatchObject({ status: 'success', mode: 'retry' });
+			expect(second.after).toEqual(Array.from({ length: LINES }, () => 1));
+			expect(hintsOf(second.retried, INVOICE)).toMatch(
+				/1 item\(s\) whose outcome was unknown were sent again/,
+			);
+		},
+		8 * MINUTE,
+	);
+
+	test(
+		'an edit before Retry with current workflow: the lines created before are not created again, and the hint names them',
+		async () => {
+			const batch = `edit-${version}`;
+			const execution = await failedIn('edit', batch, 'refuse');
+			const createdBefore = invoicesPerLine(sandbox, batch);
+			expect(createdBefore.slice(0, 2)).toEqual([1, 1]);
+
+			await editInvoiceNode(workflowIds.edit, (parameters) => {
+				parameters.lineItemsJson =
+					"={{ [{ description: $json.description + ' (edited)', price: $json.price }] }}";
+			});
+			const { retried } = await retryBatch(server, sandbox, batch, execution, true);
+			expect(retried).toMatchObject({ status: 'success', mode: 'retry' });
+			const edited = (n: number) => invoicesFor(sandbox, `${lineDescription(batch, n)} (edited)`);
+			for (let n = 1; n <= LINES; n++) {
+				// A line created before keeps its one invoice; the others are created once, as edited.
+				const before = createdBefore[n - 1];
+				expect([invoicesFor(sandbox, lineDescription(batch, n)).length, edited(n).length]).toEqual(
+					before === 1 ? [1, 0] : [0, 1],
+				);
+			}
+			expect(hintsOf(retried, INVOICE)).toContain(
+				'The request of item 0 (line 1), item 1 (line 2)',
+			);
+		},
+		8 * MINUTE,
+	);
 
 	const eventBody = (eventId: string, extra: Record<string, unknown> = {}) => ({
 		eventId,

@@ -97,6 +97,27 @@ export async function publishWorkflows(
 	return ids;
 }
 
+/**
+ * Edits a saved workflow as the editor's Save does (`PATCH /rest/workflows/:id`): `change` edits its nodes in
+ * place. A published workflow keeps running its published version; *Retry with currently saved workflow* uses
+ * the saved one.
+ */
+export async function saveWorkflowNodes(
+	server: N8nServer,
+	workflowId: string,
+	change: (nodes: Array<{ name: string; parameters: Record<string, unknown> }>) => void,
+): Promise<void> {
+	const saved = (await mustRest(server, 'GET', `/workflows/${workflowId}`)) as {
+		versionId: string;
+		nodes: Array<{ name: string; parameters: Record<string, unknown> }>;
+	};
+	change(saved.nodes);
+	await mustRest(server, 'PATCH', `/workflows/${workflowId}`, {
+		versionId: saved.versionId,
+		nodes: saved.nodes,
+	});
+}
+
 /** The ids of a workflow's executions, newest first. */
 export async function executionIds(server: N8nServer, workflowId: string): Promise<string[]> {
 	const filter = encodeURIComponent(JSON.stringify({ workflowId }));

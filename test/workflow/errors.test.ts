@@ -260,6 +260,25 @@ describe('every answer of the service becomes one clear error', () => {
 	);
 });
 
+it('a service that keeps answering 503 with Retry-After: 0 gets at most 12 sends of one request, whatever Max Retry Wait allows', async () => {
+	let sends = 0;
+	nock(ORIGIN)
+		.post(`${API}/create-customer`)
+		.times(300)
+		.reply(() => {
+			sends++;
+			return [503, { status: 'error', message: 'busy' }, { 'retry-after': '0' }];
+		});
+	const result = await runInvoiceService({
+		parameters: customerParameters({ options: { maxRetryWait: 600 } }),
+		items: [ADA],
+	});
+	expect(sends).toBe(12);
+	expect(result.error?.description).toMatch(
+		/Sent 12 times in 1\d s \(the most the node sends one request\), then gave up\./,
+	);
+}, 60_000);
+
 describe('bad input is refused before anything is sent, naming the field and the item', () => {
 	const customerCases: Array<[string, IDataObject, string]> = [
 		[

@@ -377,8 +377,17 @@ describe('Idempotency Key: the same event in another execution is not sent again
 				options: { concurrency: 1 },
 				cancelWhen: held,
 			}),
-		).catch((error: unknown) => error);
-		expect(stopped).toBeDefined();
+		);
+		expect(stopped.status).toBe('canceled');
+		// Item 0 is an unknown outcome with the way forward; item 1 says plainly that nothing was sent.
+		const [zero, one] = stopped.outputs[0].map((item) => item.json.error as IDataObject);
+		expect(zero.message).toMatch(
+			/^The execution was stopped while create-customer waited for the service's answer\. Outcome unknown/,
+		);
+		expect(zero.description).toMatch(/turn on Options → Resend Unknown Outcomes/);
+		expect(one.message).toBe(
+			'The execution was stopped before this item was sent: nothing was sent for it.',
+		);
 		// Item 0 reached the service (which went on to create it); item 1 was never sent.
 		expect(received.get(0)).toBe(1);
 		expect(received.get(1)).toBeUndefined();

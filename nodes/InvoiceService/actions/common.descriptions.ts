@@ -73,7 +73,7 @@ const maxRetryWait: NumberOption = {
 const timeout: NumberOption = {
 	...numberOption('timeout', 'Timeout (Ms)', 60000, { minValue: 1000 }),
 	description:
-		'How long to wait for the service to answer one request. A create that times out is never re-sent automatically, because the service may have carried it out.',
+		'How long to wait for the service to answer one request. A create that times out is never re-sent automatically, because the service may have carried it out (see Resend Unknown Outcomes).',
 };
 
 const resendUnknown: INodeProperties = {

@@ -6,8 +6,11 @@ import type { Failure } from './errors';
 /** How an item's failure ended, for the error's last words. */
 export interface FailedItem {
 	itemIndex: number;
-	/** Set when the item gave up waiting for retries: how long it waited, and how long it was allowed to. */
-	gaveUp?: { waitedMs: number; maxRetryWaitMs: number };
+	/**
+	 * Set when the item gave up retrying: how long it waited, how long it was allowed to, and, when it stopped
+	 * at the most sends of one request rather than at the time, how many it sent.
+	 */
+	gaveUp?: { waitedMs: number; maxRetryWaitMs: number; sends?: number };
 }
 
 /**
@@ -19,9 +22,11 @@ export function nodeApiError(
 	failure: Failure,
 	{ itemIndex, gaveUp }: FailedItem,
 ): NodeApiError {
-	const retried = gaveUp
-		? ` Retried for ${Math.round(gaveUp.waitedMs / 1000)} s (Max Retry Wait: ${Math.round(gaveUp.maxRetryWaitMs / 1000)} s), then gave up.`
-		: '';
+	const retried = !gaveUp
+		? ''
+		: gaveUp.sends !== undefined
+			? ` Sent ${gaveUp.sends} times in ${Math.round(gaveUp.waitedMs / 1000)} s (the most the node sends one request), then gave up.`
+			: ` Retried for ${Math.round(gaveUp.waitedMs / 1000)} s (Max Retry Wait: ${Math.round(gaveUp.maxRetryWaitMs / 1000)} s), then gave up.`;
 	const retryAfter =
 		failure.retryAfterMs !== undefined
 			? ` The service asked to wait ${Math.ceil(failure.retryAfterMs / 1000)} s.`

@@ -289,11 +289,13 @@ export class ServiceClient {
 				const rateLimited = result.httpCode === 429;
 				servicePace.refused(this.service, turn, { waitMs: delayMs, rateLimited });
 			}
-			const lastSend = attemptNo + 1 >= MAX_SENDS;
-			if (!result.retryable || lastSend || waitedMs + delayMs > this.options.maxRetryWaitMs) {
+			const outOfTime = waitedMs + delayMs > this.options.maxRetryWaitMs;
+			const outOfSends = !outOfTime && attemptNo + 1 >= MAX_SENDS;
+			if (!result.retryable || outOfTime || outOfSends) {
 				if (result.retryable) this.log.gaveUp(itemIndex, call.endpoint, result, waitedMs);
 				const { maxRetryWaitMs } = this.options;
-				const gaveUp = result.retryable ? { waitedMs, maxRetryWaitMs } : undefined;
+				const sends = outOfSends ? { sends: MAX_SENDS } : {};
+				const gaveUp = result.retryable ? { waitedMs, maxRetryWaitMs, ...sends } : undefined;
 				throw this.toError(finalize(result), { itemIndex, gaveUp });
 			}
 			this.log.waiting(itemIndex, call.endpoint, result, { delayMs, shared });

@@ -1,0 +1,191 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { NodeApiError } from 'n8n-workflow';
+
+import { type Claim, type IdempotencyKeys, unknownKeyError } from '../exactlyOnce/idempotencyKeys';
+import { fingerprintOf, type RecordedError, type RunRecord } from '../exactlyOnce/runRecord';
+import type { NodeError, RunCounts } from '../exactlyOnce/runReport';
+import { UNKNOWN_OUTCOME_WAY_FORWARD } from '../transport/errors';
+import { mayHaveActed } from '../transport/nodeError';
+import type { ServiceClient } from '../transport/request';
+import type { RunOptions } from './common.descriptions';
+import { asNodeError, wordsOf } from './itemErrors';
+import type { Operation, Prepared } from './operation';
+
+/** What a run's items share: the operation, its client and options, and the exactly-once state. */
+export interface StepRun {
+	operation: Operation;
+	/** "resource/operation": part of each request's fingerprint. */
+	operationName: string;
+	runOptions: RunOptions;
+	client: ServiceClient;
+	keys: IdempotencyKeys | undefined;
+	record: RunRecord;
+	counts: RunCounts;
+}
+
+/** Where an item went: its output, or the Already Created output (its key created the record before). */
+export type StepResult = { output: INodeExecutionData } | { alreadyCreated: INodeExecutionData };
+
+/**
+ * One item's way from its prepared request to its output, the same for every way an item comes back (n8n's
+ * Retry On Fail, a retried execution, a repeated Idempotency Key): recall what an earlier try did → claim its
+ * key → create → settle the key (created, unknown, or released) → record. It throws the item's error; the router
+ * owns the loop and what an error does to the run.
+ */
+export class ItemStep {
+	/** Items that failed again without a request (an unknown outcome): they do not stop the other items. */
+	readonly notSentAgain = new Set<number>();
+
+	constructor(
+		private readonly context: IExecuteFunctions,
+		private readonly run: StepRun,
+	) {}
+
+	async send(itemIndex: number, prepared: Prepared): Promise<StepResult> {
+		const { record, counts, runOptions } = this.run;
+		const recalled = record.recall(itemIndex);
+		if (recalled && 'unknown' in recalled) {
+			if (!runOptions.resendUnknown) {
+				counts.notResent++;
+				this.notSentAgain.add(itemIndex);
+				throw recordedError(this.context, recalled.unknown, itemIndex);
+			}
+			counts.resent++;
+			record.resend(itemIndex);
+		} else if (recalled) {
+			// Created before: never created again, whatever changed; a changed request only earns a hint.
+			const { fingerprint } = recalled;
+			if (fingerprint && fingerprint !== fingerprintOf(this.run.operationName, prepared.body)) {
+				counts.changed.push(itemIndex);
+			}
+			if (recalled.output) {
+				counts.returned++;
+				return { output: recalled.output };
+			}
+			counts.rebuilt++;
+			return { output: await this.outputOf(prepared, recalled.created, itemIndex) };
+		}
+		const claimed = await this.claim(itemIndex);
+		if (claimed && 'alreadyCreated' in claimed) return claimed;
+		return { output: await this.create(itemIndex, prepared, claimed?.claim) };
+	}
+
+	/** The item failed: when the service may have acted on it, the record says so (never sent again unasked). */
+	failed(itemIndex: number, caught: unknown, error: NodeError): void {
+		if (mayHaveActed(caught)) this.run.record.unknown(itemIndex, wordsOf(error));
+	}
+
+	/** The output this run returns for the item, kept for a later try in this process. */
+	returned(itemIndex: number, output: INodeExecutionData): void {
+		this.run.record.returned(itemIndex, output);
+	}
+
+	/** The item's key, claimed: undefined without a key; Already Created when it created the record before. */
+	private async claim(
+		itemIndex: number,
+	): Promise<{ claim: Claim } | { alreadyCreated: INodeExecutionData } | undefined> {
+		const { keys, counts, runOptions } = this.run;
+		const key = keys?.read(itemIndex);
+		if (!keys || key === undefined) return undefined;
+		const found = await keys.claim(key, itemIndex, { resendUnknown: runOptions.resendUnknown });
+		if (found.state === 'created') {
+			counts.alreadyCreated++;
+			return { alreadyCreated: alreadyCreatedItem(key, itemIndex, found.where) };
+		}
+		if (found.state === 'unknown') {
+			// Like an unknown outcome in the record: failed without a request, and the other items go on.
+			counts.notResent++;
+			this.notSentAgain.add(itemIndex);
+			throw unknownKeyError(this.context, key, itemIndex);
+		}
+		return { claim: found.claim };
+	}
+
+	private async create(
+		itemIndex: number,
+		prepared: Prepared,
+		claim: Claim | undefined,
+	): Promise<INodeExecutionData> {
+		const { operation, client, record } = this.run;
+		let created: IDataObject;
+		try {
+			created = await operation.create.call(this.context, prepared, itemIndex, client);
+		} catch (caught) {
+			await settleOrSay(claim, mayHaveActed(caught) ? 'unknown' : 'release', caught);
+			throw asNodeError(this.context, caught, itemIndex);
+		}
+		// The record exists whatever the store says: if n8n's database cannot mark the key created, it stays in
+		// flight, and a later delivery of the event fails as unknown (never sent twice).
+		await claim?.created().catch(() => undefined);
+		record.created(itemIndex, prepared.body, created);
+		return await this.outputOf(prepared, created, itemIndex);
+	}
+
+	/** The output item of a created record (the PDF downloaded, for an invoice that asks for it). */
+	private async outputOf(
+		prepared: Prepared,
+		created: IDataObject,
+		itemIndex: number,
+	): Promise<INodeExecutionData> {
+		const { operation, client } = this.run;
+		const output = operation.outputOf
+			? await operation.outputOf.call(this.context, prepared, created, itemIndex, client)
+			: { json: created };
+		return { ...output, pairedItem: { item: itemIndex } };
+	}
+}
+
+/**
+ * A create that certainly did not happen gives its key back, so that a re-delivered event is created then; one
+ * that may have happened marks it unknown. If n8n's database cannot take the change, the error says what that
+ * means.
+ */
+async function settleOrSay(
+	claim: Claim | undefined,
+	outcome: 'unknown' | 'release',
+	caught: unknown,
+): Promise<void> {
+	try {
+		await (outcome === 'unknown' ? claim?.unknown() : claim?.release());
+	} catch (storeError) {
+		const error = caught as { description?: string | null };
+		const said = `The Idempotency Key could not be ${outcome === 'unknown' ? 'marked' : 'released'} in n8n's database (${(storeError as Error).message}): a later delivery of this event waits for this one, then fails as an unknown outcome.`;
+		error.description = [error.description, said].filter(Boolean).join(' ');
+	}
+}
+
+/** An item whose key already created a record: it goes to Already Created, saying when. */
+function alreadyCreatedItem(
+	key: string,
+	itemIndex: number,
+	where: 'earlier execution' | 'this run',
+): INodeExecutionData {
+	const when = where === 'this run' ? 'earlier in this run' : 'in an earlier execution';
+	return {
+		json: {
+			idempotencyKey: key,
+			alreadyCreated: true,
+			message: `Already created through this node ${when} (same Idempotency Key): not sent again.`,
+		},
+		pairedItem: { item: itemIndex },
+	};
+}
+
+/** The error of an item whose outcome was unknown in an earlier try: said again, and not sent. */
+function recordedError(
+	context: IExecuteFunctions,
+	{ message, description, httpCode }: RecordedError,
+	itemIndex: number,
+): NodeError {
+	return new NodeApiError(context.getNode(), { message } as never, {
+		message,
+		description: [
+			description,
+			`Not sent again: an earlier try of this node sent it, and the service may have carried it out. ${UNKNOWN_OUTCOME_WAY_FORWARD}`,
+		]
+			.filter(Boolean)
+			.join(' '),
+		...(httpCode ? { httpCode } : {}),
+		itemIndex,
+	});
+}
