@@ -6,7 +6,8 @@
 // (test/support/exactly-once.ts) fails at one line of 12, and the executions list's Retry creates nothing twice.
 // A fourth (Webhook → Invoice → Create keyed on the event id) shows the Idempotency Key holding across the two
 // workers: 40 events each posted twice at the same instant make 40 invoices, and a first create refused while
-// its re-delivery arrives makes exactly 1 (those two tests: about 30 s per version on a loaded 2-core machine).
+// its re-delivery arrives makes exactly 1 (those two tests: 18 s on 2.41.1, 23 s on 1.123.81, measured on a loaded
+// 2-core machine).
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
