@@ -6,7 +6,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { configuredOutputs } from './exactlyOnce/idempotencyKeys';
+import { configuredOutputs } from './actions/keys.descriptions';
 import { resources, resourceOptions } from './actions/resources';
 import { router } from './actions/router';
 import {

@@ -8,6 +8,7 @@ import {
 	RECORD_PROPERTY,
 	RunRecord,
 } from '../../nodes/InvoiceService/exactlyOnce/runRecord';
+import { isToolRun } from '../../nodes/InvoiceService/actions/tool';
 import { IDLE_MS, serviceIdentity, ServicePace } from '../../nodes/InvoiceService/transport/pace';
 
 // The state the node keeps beyond one call, and how it is released (docs/how-it-works.md: "State kept beyond one call").
@@ -21,6 +22,7 @@ const settle = async () => {
 	}
 };
 
+const notATool = { toolCall: false };
 const contextFor = (
 	executeData: object | undefined,
 	type = 'n8n-nodes-invoice-service.invoiceService',
@@ -33,23 +35,25 @@ const contextFor = (
 describe('the record of a node run (Retry On Fail, a retried execution)', () => {
 	it('is shared by the runs of one node run, and by nothing else', () => {
 		const run = {};
-		RunRecord.of(contextFor(run)).created(0, { email: 'a' }, { id: 'cust_1' });
+		RunRecord.of(contextFor(run), notATool).created(0, { email: 'a' }, { id: 'cust_1' });
 
-		expect(RunRecord.of(contextFor(run)).recall(0)).toEqual({ created: { id: 'cust_1' } });
-		expect(RunRecord.of(contextFor(run)).recall(1)).toBeUndefined();
+		expect(RunRecord.of(contextFor(run), notATool).recall(0)).toEqual({
+			created: { id: 'cust_1' },
+		});
+		expect(RunRecord.of(contextFor(run), notATool).recall(1)).toBeUndefined();
 		// Another node run (another execution or run index) has another execute data object.
-		expect(RunRecord.of(contextFor({})).recall(0)).toBeUndefined();
+		expect(RunRecord.of(contextFor({}), notATool).recall(0)).toBeUndefined();
 		// A tool call never recalls: each call is a new question, whatever execute data n8n hands it.
 		const tool = contextFor(run, 'n8n-nodes-invoice-service.invoiceServiceTool');
-		expect(RunRecord.of(tool).recall(0)).toBeUndefined();
+		expect(RunRecord.of(tool, { toolCall: isToolRun(tool) }).recall(0)).toBeUndefined();
 		// No execute data (a context without it): nothing kept, nothing recalled.
-		RunRecord.of(contextFor(undefined)).created(0, { email: 'b' }, { id: 'cust_2' });
-		expect(RunRecord.of(contextFor(undefined)).recall(0)).toBeUndefined();
+		RunRecord.of(contextFor(undefined), notATool).created(0, { email: 'b' }, { id: 'cust_2' });
+		expect(RunRecord.of(contextFor(undefined), notATool).recall(0)).toBeUndefined();
 	});
 
 	it('fingerprints a created request only when sealed; recall is by index whatever the request is now', () => {
 		const run = {};
-		const record = RunRecord.of(contextFor(run));
+		const record = RunRecord.of(contextFor(run), notATool);
 		record.created(0, { email: 'a' }, { id: 'cust_1' });
 		expect(JSON.stringify(run)).not.toContain('fingerprint');
 		record.seal('customer/create');
@@ -61,28 +65,28 @@ describe('the record of a node run (Retry On Fail, a retried execution)', () => 
 
 	it('survives the execution being saved and loaded again, as JSON, without its in-memory outputs', () => {
 		const run = {};
-		const record = RunRecord.of(contextFor(run));
+		const record = RunRecord.of(contextFor(run), notATool);
 		record.created(0, { customer_id: 'c' }, { invoice_id: 'inv_1' });
 		record.returned(0, { json: { invoice_id: 'inv_1' }, binary: { data: {} as never } });
 		record.unknown(1, { message: 'Outcome unknown', httpCode: '500' });
 		record.seal('invoice/create');
 		const saved = JSON.parse(JSON.stringify(run)) as object;
 		expect(JSON.stringify(saved)).not.toContain('binary');
-		const loaded = RunRecord.of(contextFor(saved));
+		const loaded = RunRecord.of(contextFor(saved), notATool);
 		expect(loaded.recall(0)).toMatchObject({ created: { invoice_id: 'inv_1' } });
 		expect(loaded.recall(0)).not.toHaveProperty('output');
 		expect(loaded.recall(1)).toEqual({
 			unknown: { message: 'Outcome unknown', httpCode: '500' },
 		});
 		// In the same process the output itself (with its binary) comes back.
-		expect(RunRecord.of(contextFor(run)).recall(0)).toMatchObject({
+		expect(RunRecord.of(contextFor(run), notATool).recall(0)).toMatchObject({
 			output: { binary: { data: {} } },
 		});
 	});
 
 	it('keeps a created item created when its PDF then fails; an unknown item resent starts afresh', () => {
 		const run = {};
-		const record = RunRecord.of(contextFor(run));
+		const record = RunRecord.of(contextFor(run), notATool);
 		record.created(0, {}, { invoice_id: 'inv_1' });
 		record.unknown(0, { message: 'The invoice inv_1 was created, but its PDF ...' });
 		expect(record.recall(0)).toEqual({ created: { invoice_id: 'inv_1' } });
@@ -93,23 +97,23 @@ describe('the record of a node run (Retry On Fail, a retried execution)', () => 
 
 	it('ignores what it does not recognise as its own record', () => {
 		const run = { [RECORD_PROPERTY]: { version: 99, items: { 0: { created: { id: 'x' } } } } };
-		expect(RunRecord.of(contextFor(run)).recall(0)).toBeUndefined();
+		expect(RunRecord.of(contextFor(run), notATool).recall(0)).toBeUndefined();
 	});
 
 	it('is forgotten at once after a run with nothing failed', () => {
 		const run = {};
-		const record = RunRecord.of(contextFor(run));
+		const record = RunRecord.of(contextFor(run), notATool);
 		record.created(0, {}, { id: 'cust_1' });
 		record.forget();
 		expect(run).toEqual({});
-		expect(RunRecord.of(contextFor(run)).recall(0)).toBeUndefined();
+		expect(RunRecord.of(contextFor(run), notATool).recall(0)).toBeUndefined();
 	});
 
 	it('is released with the execution: once n8n drops the execute data, the outputs kept in memory are collected', async () => {
 		let run: object | undefined = {};
 		let output: INodeExecutionData | undefined = { json: { id: 'cust_1', big: 'x'.repeat(1e6) } };
 		const remembered = new WeakRef(output);
-		RunRecord.of(contextFor(run)).returned(0, output);
+		RunRecord.of(contextFor(run), notATool).returned(0, output);
 		output = undefined;
 		await settle();
 		expect(remembered.deref()).toBeDefined();

@@ -13,6 +13,7 @@ import {
 	IdempotencyKeys,
 } from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
 import { lockTiming } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
+import { readKeySettings } from '../../nodes/InvoiceService/actions/keys.descriptions';
 import { deduplicator } from '../support/harness/run-node';
 import {
 	API,
@@ -156,7 +157,7 @@ describe('three states per key', () => {
 	it('resendUnknown takes an unknown key over as a new claim; without it the key stays unknown', async () => {
 		// Called directly: the option (Options → Resend Unknown Outcomes) is wired in the node's descriptions.
 		const nodeId = randomUUID();
-		const keys = IdempotencyKeys.of(contextOf(nodeId), {})!;
+		const keys = IdempotencyKeys.of(contextOf(nodeId), readKeySettings({}));
 		put(nodeId, 'unknown:event-12');
 		expect(await keys.claim('event-12', 0, { resendUnknown: false })).toEqual({ state: 'unknown' });
 		const taken = await keys.claim('event-12', 0, { resendUnknown: true });
@@ -296,13 +297,16 @@ describe('the lock on the workflow row', () => {
 			parameters: { operation: 'removeItemsSeenInPreviousExecutions', options: { scope } },
 		});
 		expect(() =>
-			IdempotencyKeys.of(contextOf(randomUUID(), [removeDuplicates('workflow')]), {}),
+			IdempotencyKeys.of(
+				contextOf(randomUUID(), [removeDuplicates('workflow')]),
+				readKeySettings({}),
+			),
 		).toThrow(
 			'The Remove Duplicates node "Remove Duplicates" keeps its history for the whole workflow (Scope: Workflow), where this node\'s Idempotency Keys keep their lock',
 		);
 		// Scope: Node keeps its own row: no conflict.
 		expect(
-			IdempotencyKeys.of(contextOf(randomUUID(), [removeDuplicates('node')]), {}),
+			IdempotencyKeys.of(contextOf(randomUUID(), [removeDuplicates('node')]), readKeySettings({})),
 		).toBeDefined();
 	});
 

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { IdempotencyKeys, keysConfigured } from '../exactlyOnce/idempotencyKeys';
+import { IdempotencyKeys } from '../exactlyOnce/idempotencyKeys';
 import { RunRecord } from '../exactlyOnce/runRecord';
 import { noCounts, runHints, withStopReport, type Failed } from '../exactlyOnce/runReport';
 import { prepareAheadAndSend } from '../helpers/pool';
@@ -9,7 +9,9 @@ import { ServiceClient } from '../transport/request';
 import { readRunOptions } from './common.descriptions';
 import { asNodeError, errorItem } from './itemErrors';
 import { ItemStep, type StepRun } from './itemStep';
+import { keysConfigured, readKeySettings } from './keys.descriptions';
 import { findOperation } from './resources';
+import { isToolRun } from './tool';
 
 /** What a run needs before its first item: the operation, the run options, a client, and the keys if set. */
 type Run = Omit<StepRun, 'record' | 'counts'>;
@@ -27,7 +29,10 @@ async function prepareRun(context: IExecuteFunctions): Promise<Run> {
 	// Run-wide settings come from the first item: they shape the whole batch, not one request.
 	const options = context.getNodeParameter('options', 0, {}) as IDataObject;
 	const runOptions = readRunOptions(options);
-	const keys = IdempotencyKeys.of(context, options);
+	// No Idempotency Key set: no keys, and the node works as it always has.
+	const keys = keysConfigured(context.getNode().parameters)
+		? IdempotencyKeys.of(context, readKeySettings(options))
+		: undefined;
 	const client = await ServiceClient.create(context, runOptions);
 	return { operation, operationName: `${resource}/${operationName}`, runOptions, client, keys };
 }
@@ -57,7 +62,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	}
 	const { operation, operationName, runOptions, client } = run;
 
-	const record = RunRecord.of(this);
+	const record = RunRecord.of(this, { toolCall: isToolRun(this) });
 	const counts = noCounts();
 	const step = new ItemStep(this, { ...run, record, counts });
 	const results: Array<INodeExecutionData | undefined> = new Array(items.length);
@@ -102,7 +107,8 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 
 	if (failures.length > 0 || notResent.length > 0) {
 		record.seal(operationName);
-		const stopped = { failures, notResent, record, operation, handled, count: items.length };
+		const createdId = operation.createdId?.bind(operation);
+		const stopped = { failures, notResent, record, createdId, handled, count: items.length };
 		throw withStopReport({ ...stopped, counts });
 	}
 	const created = results.filter((item): item is INodeExecutionData => item !== undefined);

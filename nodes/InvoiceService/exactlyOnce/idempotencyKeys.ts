@@ -1,13 +1,7 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError, sleep } from 'n8n-workflow';
 
 import { optionalText } from '../helpers/validate';
-import {
-	numberOption,
-	type NumberOption,
-	readNumberOption,
-	readRunOptions,
-} from '../actions/common.descriptions';
 import { KeyStore, type ClaimAnswer } from './keyStore';
 import { LockError, RowLock } from './rowLock';
 
@@ -18,26 +12,6 @@ import { LockError, RowLock } from './rowLock';
  * changed only under a lock across n8n processes (keyStore.ts, rowLock.ts; docs/how-it-works.md, "Idempotency
  * Keys across processes"). A key is claimed just before its item is sent and settled with the item's outcome.
  */
-
-export const idempotencyKeyOption: INodeProperties = {
-	displayName: 'Idempotency Key',
-	name: 'idempotencyKey',
-	type: 'string',
-	default: '',
-	placeholder: 'e.g. {{ $json.eventId }}',
-	hint: "Usually an expression over the event's own ID, such as {{ $json.eventId }}",
-	description:
-		"A value unique to the event this item comes from. An item whose key already created a record through this node (in any earlier execution of the workflow, manual runs included) is not sent again and goes to the node's Already Created output. Blank: no check.",
-};
-
-export const historySizeOption: NumberOption = {
-	...numberOption('historySize', 'History Size', 10000, { minValue: 1 }),
-	description:
-		'How many Idempotency Keys this node remembers; beyond that the oldest are forgotten (and could be created again)',
-};
-
-/** The options that make keys work, in the order the Options collection lists them. */
-export const idempotencyOptions: INodeProperties[] = [idempotencyKeyOption, historySizeOption];
 
 /** A claimed key (in flight): settle it with the item's outcome. */
 export interface Claim {
@@ -69,6 +43,16 @@ const stores = new Map<string, KeyStore>();
 /** Keys whose item is in flight in this process: a second claim waits for the first item's outcome. */
 const inFlight = new Map<string, Promise<void>>();
 
+/** What the node's options say of its keys (read where the options are: actions/keys.descriptions.ts). */
+export interface KeySettings {
+	/** How many keys the node's row keeps. */
+	historySize: number;
+	/** How long a claim follows a key in flight in another process before it counts as unknown. */
+	flightWaitMs: number;
+	/** The key's field, as an item's error names it. */
+	keyField: string;
+}
+
 export class IdempotencyKeys {
 	/** Keys this run created (for "earlier in this run"). */
 	private readonly createdHere = new Set<string>();
@@ -76,18 +60,14 @@ export class IdempotencyKeys {
 	private constructor(
 		private readonly context: IExecuteFunctions,
 		private readonly scope: string,
-		private readonly historySize: number,
-		private readonly flightWaitMs: number,
+		private readonly settings: KeySettings,
 	) {}
 
 	/**
-	 * The keys of this run, or undefined when the node has no Idempotency Key set (today's behaviour). Throws
-	 * when a Remove Duplicates node in this workflow shares the workflow's row of the store.
+	 * The keys of this run. Throws when a Remove Duplicates node in this workflow shares the workflow's row of the
+	 * store.
 	 */
-	static of(context: IExecuteFunctions, options: IDataObject): IdempotencyKeys | undefined {
-		if (!keysConfigured(context.getNode().parameters)) return undefined;
-		const historySize = readNumberOption(options, historySizeOption, { whole: true });
-		const { maxRetryWaitMs, timeoutMs } = readRunOptions(options);
+	static of(context: IExecuteFunctions, settings: KeySettings): IdempotencyKeys {
 		const conflict = removeDuplicatesSharingTheRow(context);
 		if (conflict) {
 			throw new NodeOperationError(
@@ -100,14 +80,13 @@ export class IdempotencyKeys {
 			);
 		}
 		const scope = `${context.getWorkflow().id ?? ''} ${context.getNode().id}`;
-		const flightWaitMs = maxRetryWaitMs + timeoutMs + flightTiming.marginMs;
-		return new IdempotencyKeys(context, scope, historySize, flightWaitMs);
+		return new IdempotencyKeys(context, scope, settings);
 	}
 
 	/** The item's key; undefined when blank. Throws FieldError for a value that is not text or a number. */
 	read(itemIndex: number): string | undefined {
 		const value = this.context.getNodeParameter('options.idempotencyKey', itemIndex, '') as unknown;
-		return optionalText(value, idempotencyKeyOption.displayName);
+		return optionalText(value, this.settings.keyField);
 	}
 
 	/**
@@ -169,7 +148,7 @@ export class IdempotencyKeys {
 		const started = flightTiming.now();
 		let delay = flightTiming.pollMinMs;
 		for (;;) {
-			const expireFlight = flightTiming.now() - started >= this.flightWaitMs;
+			const expireFlight = flightTiming.now() - started >= this.settings.flightWaitMs;
 			const answer = await this.store().claim(key, { takeUnknown, expireFlight });
 			if (answer !== 'flight') return answer;
 			await sleep(delay + Math.floor(Math.random() * delay));
@@ -182,9 +161,14 @@ export class IdempotencyKeys {
 		let store = stores.get(this.scope);
 		if (!store) {
 			const lock = new RowLock(this.context.getWorkflow().id ?? '', this.context.helpers);
-			const created: KeyStore = new KeyStore(this.context.helpers, lock, this.historySize, () => {
-				if (stores.get(this.scope) === created) stores.delete(this.scope);
-			});
+			const created: KeyStore = new KeyStore(
+				this.context.helpers,
+				lock,
+				this.settings.historySize,
+				() => {
+					if (stores.get(this.scope) === created) stores.delete(this.scope);
+				},
+			);
 			store = created;
 			stores.set(this.scope, store);
 		}
@@ -266,28 +250,4 @@ function removeDuplicatesSharingTheRow(context: IExecuteFunctions): string | und
 			((parameters?.options as IDataObject | undefined)?.scope ?? parameters?.scope) === 'workflow',
 	);
 	return found?.name;
-}
-
-/**
- * The node's outputs for its parameters: with an Idempotency Key set (an expression counts as set), a second
- * output for the items already created in an earlier execution. Handed to n8n as the text of an expression
- * (`outputs` in the node description), so it refers to nothing outside itself.
- */
-export function configuredOutputs(parameters: {
-	options?: { idempotencyKey?: unknown };
-}): Array<{ type: 'main'; displayName?: string }> {
-	const key = parameters.options?.idempotencyKey;
-	const set =
-		typeof key === 'number' || (typeof key === 'string' && key.trim() !== '' && key.trim() !== '=');
-	return set
-		? [
-				{ type: 'main', displayName: 'Created' },
-				{ type: 'main', displayName: 'Already Created' },
-			]
-		: [{ type: 'main' }];
-}
-
-/** Whether the node's Idempotency Key parameter is set: the node then has its Already Created output. */
-export function keysConfigured(parameters: IDataObject): boolean {
-	return configuredOutputs(parameters).length === 2;
 }

@@ -2,8 +2,6 @@ import { createHash } from 'node:crypto';
 
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { isToolRun } from '../actions/tool';
-
 /**
  * What this node run already did with each item, so that nothing is created twice when n8n runs the node again
  * with the same input items:
@@ -90,8 +88,8 @@ export class RunRecord {
 	 * The record of this node run. None for a tool call: each call is a new question from the model with its own
 	 * arguments, although n8n may hand every call of one agent run the same execute data and input item.
 	 */
-	static of(context: IExecuteFunctions): RunRecord {
-		const holder = isToolRun(context)
+	static of(context: IExecuteFunctions, { toolCall }: { toolCall: boolean }): RunRecord {
+		const holder = toolCall
 			? undefined
 			: (context.getExecuteData?.() as unknown as Record<string, unknown> | undefined);
 		if (!holder) return new RunRecord(undefined, undefined);

@@ -1,6 +1,5 @@
-import type { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import type { Operation } from '../actions/operation';
 import { UNKNOWN_OUTCOME_WAY_FORWARD } from '../transport/errors';
 import type { RunRecord } from './runRecord';
 
@@ -82,7 +81,8 @@ export interface StoppedRun {
 	/** Items not sent again in this try because their outcome was unknown (the run went on past them). */
 	notResent: Failed[];
 	record: RunRecord;
-	operation: Operation;
+	/** The created record's id in its output json (the operation's `createdId`), to name created items by. */
+	createdId?: (json: IDataObject) => string | undefined;
 	/** The items this try reached. */
 	handled: Set<number>;
 	count: number;
@@ -96,7 +96,7 @@ export interface StoppedRun {
  * items, then counts the rest, so the report stays readable for any number of items.
  */
 export function withStopReport(run: StoppedRun): NodeError {
-	const { failures, notResent, record, operation, handled, count, counts } = run;
+	const { failures, notResent, record, createdId, handled, count, counts } = run;
 	const byIndex = (a: Failed, b: Failed) => a.itemIndex - b.itemIndex;
 	failures.sort(byIndex);
 	notResent.sort(byIndex);
@@ -108,7 +108,7 @@ export function withStopReport(run: StoppedRun): NodeError {
 	for (const [index, recalled] of record.entries().sort(([a], [b]) => a - b)) {
 		known.add(index);
 		if ('created' in recalled) {
-			const id = operation.createdId?.(recalled.created);
+			const id = createdId?.(recalled.created);
 			created.push(`item ${index}${id ? ` (${id})` : ''}`);
 		} else {
 			unknown.push(itemName(index));

@@ -4,7 +4,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import { optionalText, requireEmail, requireText } from '../../helpers/validate';
 import type { ServiceClient } from '../../transport/request';
 import { runOptions } from '../common.descriptions';
-import { idempotencyOptions } from '../../exactlyOnce/idempotencyKeys';
+import { idempotencyOptions } from '../keys.descriptions';
 import type { Prepared } from '../operation';
 import { operationTool } from '../toolArguments';
 

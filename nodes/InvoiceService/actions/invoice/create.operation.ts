@@ -19,7 +19,7 @@ import {
 	requirePositiveAmountCents,
 } from '../../helpers/validate';
 import type { ServiceClient } from '../../transport/request';
-import { idempotencyOptions } from '../../exactlyOnce/idempotencyKeys';
+import { idempotencyOptions } from '../keys.descriptions';
 import type { Prepared } from '../operation';
 import { operationTool } from '../toolArguments';
 import {
