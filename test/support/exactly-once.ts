@@ -62,21 +62,27 @@ const service = (
 const noOp = (tag: number, index: number, name: string) =>
 	node(tag, index, name, 'n8n-nodes-base.noOp', 1, {});
 
-/** Invoice → Create's parameters: EUR, the lines as JSON (an expression), the amount their sum. */
-const invoiceParameters = (
-	customerId: string,
-	lineItemsJson: string,
-	options: Record<string, unknown>,
-) => ({
-	resource: 'invoice',
-	operation: 'create',
-	customerId,
-	currency: 'EUR',
-	lineItemsMode: 'json',
-	lineItemsJson,
-	amountMode: 'sum',
-	options,
-});
+/** An Invoice → Create node: EUR, the lines as JSON (an expression), the amount their sum. */
+const invoiceNode = (
+	tag: number,
+	index: number,
+	credential: Credential,
+	{
+		customerId,
+		lineItemsJson,
+		options,
+	}: { customerId: string; lineItemsJson: string; options: object },
+) =>
+	service(tag, index, INVOICE, credential, {
+		resource: 'invoice',
+		operation: 'create',
+		customerId,
+		currency: 'EUR',
+		lineItemsMode: 'json',
+		lineItemsJson,
+		amountMode: 'sum',
+		options,
+	});
 
 const to = (name: string) => [{ node: name, type: 'main', index: 0 }];
 
@@ -90,17 +96,11 @@ export function linesWorkflow(credential: Credential, path: string, tag = 1) {
 		nodes: [
 			webhook(tag, path),
 			node(tag, 2, 'Lines', 'n8n-nodes-base.splitOut', 1, { fieldToSplitOut: 'body.lines' }),
-			service(
-				tag,
-				3,
-				INVOICE,
-				credential,
-				invoiceParameters(
-					"={{ $('Webhook').item.json.body.customerId }}",
-					'={{ [{ description: $json.description, price: $json.price }] }}',
-					{ downloadPdf: true },
-				),
-			),
+			invoiceNode(tag, 3, credential, {
+				customerId: "={{ $('Webhook').item.json.body.customerId }}",
+				lineItemsJson: '={{ [{ description: $json.description, price: $json.price }] }}',
+				options: { downloadPdf: true },
+			}),
 		],
 		connections: { Webhook: { main: [to('Lines')] }, Lines: { main: [to(INVOICE)] } },
 	};
@@ -115,17 +115,11 @@ export function eventWorkflow(credential: Credential, path: string, tag = 2) {
 		name: `Event ${path}`,
 		nodes: [
 			webhook(tag, path),
-			service(
-				tag,
-				2,
-				INVOICE,
-				credential,
-				invoiceParameters(
-					'={{ $json.body.customerId }}',
-					'={{ [{ description: $json.body.description, price: $json.body.price }] }}',
-					{ idempotencyKey: '={{ $json.body.eventId }}' },
-				),
-			),
+			invoiceNode(tag, 2, credential, {
+				customerId: '={{ $json.body.customerId }}',
+				lineItemsJson: '={{ [{ description: $json.body.description, price: $json.body.price }] }}',
+				options: { idempotencyKey: '={{ $json.body.eventId }}' },
+			}),
 			noOp(tag, 3, 'Created'),
 			noOp(tag, 4, 'Already created'),
 		],
@@ -153,17 +147,12 @@ export function chainWorkflow(credential: Credential, path: string, tag = 3) {
 				email: '={{ $json.body.email }}',
 				options: { idempotencyKey: '={{ $json.body.eventId }}' },
 			}),
-			service(
-				tag,
-				3,
-				INVOICE,
-				credential,
-				invoiceParameters(
-					'={{ $json.id }}',
+			invoiceNode(tag, 3, credential, {
+				customerId: '={{ $json.id }}',
+				lineItemsJson:
 					"={{ [{ description: $('Webhook').item.json.body.description, price: $('Webhook').item.json.body.price }] }}",
-					{ idempotencyKey: "={{ $('Webhook').item.json.body.eventId }}" },
-				),
-			),
+				options: { idempotencyKey: "={{ $('Webhook').item.json.body.eventId }}" },
+			}),
 			noOp(tag, 4, 'Customer already created'),
 			noOp(tag, 5, 'Created'),
 			noOp(tag, 6, 'Invoice already created'),
