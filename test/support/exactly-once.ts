@@ -108,9 +108,15 @@ export function linesWorkflow(credential: Credential, path: string, tag = 1) {
 
 /**
  * Webhook (body `{ eventId, customerId, description, price }`) → Invoice → Create keyed by the event
- * (`{{ $json.body.eventId }}`): "Created" and "Already created" after its two outputs.
+ * (`{{ $json.body.eventId }}`): "Created" and "Already created" after its two outputs. `options` adds to the
+ * invoice node's options (e.g. a shorter Timeout).
  */
-export function eventWorkflow(credential: Credential, path: string, tag = 2) {
+export function eventWorkflow(
+	credential: Credential,
+	path: string,
+	tag = 2,
+	options: Record<string, unknown> = {},
+) {
 	return {
 		name: `Event ${path}`,
 		nodes: [
@@ -123,7 +129,7 @@ export function eventWorkflow(credential: Credential, path: string, tag = 2) {
 				invoiceParameters(
 					'={{ $json.body.customerId }}',
 					'={{ [{ description: $json.body.description, price: $json.body.price }] }}',
-					{ idempotencyKey: '={{ $json.body.eventId }}' },
+					{ idempotencyKey: '={{ $json.body.eventId }}', ...options },
 				),
 			),
 			noOp(tag, 3, 'Created'),
