@@ -108,9 +108,15 @@ export function linesWorkflow(credential: Credential, path: string, tag = 1) {
 
 /**
  * Webhook (body `{ eventId, customerId, description, price }`) → Invoice → Create keyed by the event
- * (`{{ $json.body.eventId }}`): "Created" and "Already created" after its two outputs.
+ * (`{{ $json.body.eventId }}`): "Created" and "Already created" after its two outputs. `options` adds to the
+ * invoice node's options (e.g. a shorter Timeout).
  */
-export function eventWorkflow(credential: Credential, path: string, tag = 2) {
+export function eventWorkflow(
+	credential: Credential,
+	path: string,
+	tag = 2,
+	options: Record<string, unknown> = {},
+) {
 	return {
 		name: `Event ${path}`,
 		nodes: [
@@ -118,7 +124,7 @@ export function eventWorkflow(credential: Credential, path: string, tag = 2) {
 			invoiceNode(tag, 2, credential, {
 				customerId: '={{ $json.body.customerId }}',
 				lineItemsJson: '={{ [{ description: $json.body.description, price: $json.body.price }] }}',
-				options: { idempotencyKey: '={{ $json.body.eventId }}' },
+				options: { idempotencyKey: '={{ $json.body.eventId }}', ...options },
 			}),
 			noOp(tag, 3, 'Created'),
 			noOp(tag, 4, 'Already created'),
