@@ -268,6 +268,28 @@ describe('the lock on the workflow row', () => {
 		expect(deduplicator.rows.has(lockRow)).toBe(false);
 	});
 
+	it('another process that saw no lock writes the row just taken back with a newer stamp: the lock holds, and the next claims work', async () => {
+		// The race seen in queue mode (n8n 2.41.1): process B reads "no row", process A inserts its lock, and B's check
+		// (one tick of the clock later) finds A's row and writes back the union: A's entries plus B's newer stamp.
+		const nodeId = randomUUID();
+		const { created } = service();
+		let raced = false;
+		deduplicator.failAfterWrite = async (scope) => {
+			const row = deduplicator.rows.get(lockRow);
+			if (scope !== 'workflow' || raced || !row) return;
+			raced = true;
+			row.push(hash(`invoice-service idempotency lock ${row.length}`));
+		};
+		const first = await runInvoiceService(keyed(nodeId, [event(10)]));
+		expect(raced).toBe(true);
+		expect(first.outputs[0].map((item) => item.json.id)).toEqual(['cust_10']);
+		expect(deduplicator.rows.has(lockRow)).toBe(false);
+		const next = await runInvoiceService(keyed(nodeId, [event(11), event(10)]));
+		expect(next.outputs[0].map((item) => item.json.id)).toEqual(['cust_11']);
+		expect(next.outputs[1].map((item) => item.json.idempotencyKey)).toEqual(['event-10']);
+		expect(created).toEqual([10, 11]);
+	});
+
 	it('a live lock that stays taken: after the bounded wait the item fails, nothing sent, saying what to do', async () => {
 		const nodeId = randomUUID();
 		const { seen } = service();
