@@ -110,6 +110,12 @@ describe.each(N8N_VERSIONS)(
 		async function contend(withoutLock: boolean) {
 			const workflowId = `contend-${withoutLock ? 'bare' : 'lock'}-${Date.now()}`;
 			await job(version, pg, { workflows: [workflowId] });
+			// Without the lock, processes writing the node's first row at once collide on its primary key (the one
+			// atomic step) and fail instead of erasing keys: the control starts from an existing row, as a store
+			// in use does, so that what it shows is the read-then-write window.
+			if (withoutLock) {
+				await job(version, pg, { claim: { keys: ['seed'], workflowId, nodeId: 'node-1', code } });
+			}
 			const shared = Array.from({ length: SHARED }, (_, k) => `shared-${k}`);
 			const own = (p: number) => Array.from({ length: KEYS_EACH }, (_, k) => `p${p}-k${k}`);
 			const startAt = Date.now() + 15_000;
