@@ -227,6 +227,18 @@ describe('links between the pages', () => {
 });
 
 describe('measured figures quoted from the results files', () => {
+	test("the record's cost in performance.md is bench/results-record-cost.md's medians", () => {
+		const results = read('bench/results-record-cost.md');
+		const median = (goal: string) =>
+			new RegExp(`${goal}\\*\\*: [\\d., ]+ \\(median \\*\\*([\\d.]+)\\*\\*\\)`).exec(results)?.[1];
+		const cpu = median('CPU per item within 1\\.1 × of the floor');
+		const throughput = median("Throughput at concurrency 50 at least 1\\.5 × HTTP Request's");
+		expect([cpu, throughput]).not.toContain(undefined);
+		const page = read('docs/performance.md').replace(/\s+/g, ' ');
+		expect(page).toContain(`CPU per item **${cpu} × the floor** (median`);
+		expect(page).toContain(`**${throughput} × HTTP Request's throughput** (median`);
+	});
+
 	const results = read('bench/results.md');
 	const pick = (
 		table: Array<Record<string, string>>,
