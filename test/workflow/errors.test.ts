@@ -231,49 +231,35 @@ describe('every answer of the service becomes one clear error', () => {
 	])(
 		'%s: each retry waits at least 1 s and counts against Max Retry Wait (0 sends once, 2 s at most 3 times)',
 		async (_name, headers) => {
-			let sends = 0;
-			nock(ORIGIN)
-				.post(`${API}/create-customer`)
-				.times(300)
-				.reply(() => {
-					sends++;
-					return [503, { status: 'error', message: 'busy' }, headers];
-				});
+			const busy = busyService(headers);
 
 			const once = await runInvoiceService({
 				parameters: customerParameters({ options: { maxRetryWait: 0 } }),
 				items: [ADA],
 			});
 			expect(once.error?.message).toBe('The service is unavailable (HTTP 503): busy');
-			expect(sends).toBe(1);
+			expect(busy.sends).toBe(1);
 
-			sends = 0;
+			busy.sends = 0;
 			const started = Date.now();
 			await runInvoiceService({
 				parameters: customerParameters({ options: { maxRetryWait: 2 } }),
 				items: [ADA],
 			});
-			expect(sends).toBeGreaterThanOrEqual(2);
-			expect(sends).toBeLessThanOrEqual(3);
-			expect(Date.now() - started).toBeGreaterThanOrEqual((sends - 1) * 1000);
+			expect(busy.sends).toBeGreaterThanOrEqual(2);
+			expect(busy.sends).toBeLessThanOrEqual(3);
+			expect(Date.now() - started).toBeGreaterThanOrEqual((busy.sends - 1) * 1000);
 		},
 	);
 });
 
 it('a service that keeps answering 503 with Retry-After: 0 gets at most 12 sends of one request, whatever Max Retry Wait allows', async () => {
-	let sends = 0;
-	nock(ORIGIN)
-		.post(`${API}/create-customer`)
-		.times(300)
-		.reply(() => {
-			sends++;
-			return [503, { status: 'error', message: 'busy' }, { 'retry-after': '0' }];
-		});
+	const busy = busyService({ 'retry-after': '0' });
 	const result = await runInvoiceService({
 		parameters: customerParameters({ options: { maxRetryWait: 600 } }),
 		items: [ADA],
 	});
-	expect(sends).toBe(12);
+	expect(busy.sends).toBe(12);
 	expect(result.error?.description).toMatch(
 		/Sent 12 times in 1\d s \(the most the node sends one request\), then gave up\./,
 	);
@@ -453,3 +439,16 @@ describe('the item loop', () => {
 		expect(result.outputs[0][0].pairedItem).toEqual({ item: 0 });
 	});
 });
+
+/** A create-customer service that always answers 503 with these headers; counts the sends. */
+function busyService(headers: Record<string, string>) {
+	const busy = { sends: 0 };
+	nock(ORIGIN)
+		.post(`${API}/create-customer`)
+		.times(300)
+		.reply(() => {
+			busy.sends++;
+			return [503, { status: 'error', message: 'busy' }, headers];
+		});
+	return busy;
+}
