@@ -386,8 +386,8 @@ describe.each(N8N_VERSIONS)(
 			async () => {
 				const s = await scenario('store');
 				const [id] = events('store', 1);
-				// n8n keeps md5/base64 hashes; the claim's write is the first to carry the key's "created:" probe.
-				const marker = createHash('md5').update(`created:${id}`).digest('base64');
+				// n8n keeps md5/base64 hashes; the claim's write is the first to carry the key's "claim:" entry.
+				const marker = createHash('md5').update(`claim:${id}`).digest('base64');
 				const dropped = proxy!.dropAfterCommit(marker);
 				await s.deliver(id);
 				await dropped;

@@ -43,6 +43,25 @@ const drop = (nodeId: string, entry: string) =>
 		entriesOf(nodeId).filter((value) => value !== hash(entry)),
 	);
 
+/** A key's state as keyStore.ts keeps it: which of its two entries (`claim:`, `open:`) the node's row holds. */
+type KeyState = 'flight' | 'created' | 'unknown' | 'none';
+const ENTRIES: Record<KeyState, string[]> = {
+	flight: ['claim:', 'open:'],
+	created: ['claim:'],
+	unknown: ['open:'],
+	none: [],
+};
+function stateOf(nodeId: string, key: string): KeyState {
+	const claimed = holds(nodeId, `claim:${key}`);
+	const open = holds(nodeId, `open:${key}`);
+	return claimed ? (open ? 'flight' : 'created') : open ? 'unknown' : 'none';
+}
+/** Another process puts a key in a state. */
+function setState(nodeId: string, key: string, state: KeyState): void {
+	for (const prefix of ENTRIES.flight) drop(nodeId, prefix + key);
+	for (const prefix of ENTRIES[state]) put(nodeId, prefix + key);
+}
+
 /** Runs `change` at a moment no process holds the workflow's lock (in the same tick: nobody takes it between). */
 async function whenUnlocked(change: () => void): Promise<void> {
 	while (deduplicator.rows.has(lockRow)) await sleep(1);
@@ -130,15 +149,14 @@ describe('three states per key', () => {
 		]);
 		const again = await runInvoiceService(keyed(nodeId, [event(1)]));
 		expect(again.outputs[1][0].json.message).toMatch(/in an earlier execution/);
-		expect(holds(nodeId, 'created:event-1')).toBe(true);
-		expect(holds(nodeId, 'flight:event-1')).toBe(false);
+		expect(stateOf(nodeId, 'event-1')).toBe('created');
 	});
 
 	it('an unknown outcome fails the re-delivery on the error output, naming the key and the way on', async () => {
 		const nodeId = randomUUID();
 		const { seen } = service((_event, times) => (times === 0 ? 500 : 200));
 		await runInvoiceService(keyed(nodeId, [event(2)], { onError: 'continueErrorOutput' }));
-		expect(holds(nodeId, 'unknown:event-2')).toBe(true);
+		expect(stateOf(nodeId, 'event-2')).toBe('unknown');
 
 		const again = await runInvoiceService(
 			keyed(nodeId, [event(2)], { onError: 'continueErrorOutput' }),
@@ -152,24 +170,26 @@ describe('three states per key', () => {
 			'Item 0: the outcome of the create with Idempotency Key "event-2" is unknown: the service may or may not hold the record',
 		);
 		expect(error.description).toMatch(/Options → Resend Unknown Outcomes and retry/);
+		// The re-delivery's check took out what it added: still unknown, nothing more.
+		expect(stateOf(nodeId, 'event-2')).toBe('unknown');
+		expect(entriesOf(nodeId)).toEqual([hash('open:event-2')]);
 	});
 
 	it('resendUnknown takes an unknown key over as a new claim; without it the key stays unknown', async () => {
 		// Called directly: the option (Options → Resend Unknown Outcomes) is wired in the node's descriptions.
 		const nodeId = randomUUID();
 		const keys = IdempotencyKeys.of(contextOf(nodeId), readKeySettings({}));
-		put(nodeId, 'unknown:event-12');
+		setState(nodeId, 'event-12', 'unknown');
 		expect(await keys.claim('event-12', 0, { resendUnknown: false })).toEqual({ state: 'unknown' });
 		const taken = await keys.claim('event-12', 0, { resendUnknown: true });
 		expect(taken.state).toBe('new');
-		expect(holds(nodeId, 'flight:event-12')).toBe(true);
-		expect(holds(nodeId, 'unknown:event-12')).toBe(false);
+		expect(stateOf(nodeId, 'event-12')).toBe('flight');
 		if (taken.state === 'new') await taken.claim.created();
 		expect(await keys.claim('event-12', 1, { resendUnknown: true })).toEqual({
 			state: 'created',
 			where: 'this run',
 		});
-		expect(entriesOf(nodeId)).toEqual([hash('created:event-12')]);
+		expect(entriesOf(nodeId)).toEqual([hash('claim:event-12')]);
 	});
 
 	it('a refusal for sure releases the key: nothing of it stays in the store', async () => {
@@ -183,17 +203,16 @@ describe('three states per key', () => {
 		const nodeId = randomUUID();
 		const { created } = service();
 		Object.assign(flightTiming, { pollMinMs: 20, pollMaxMs: 50 });
-		put(nodeId, 'flight:event-4');
-		put(nodeId, 'flight:event-5');
+		setState(nodeId, 'event-4', 'flight');
+		setState(nodeId, 'event-5', 'flight');
 		const run = runInvoiceService(
 			keyed(nodeId, [event(4), event(5)], { options: { concurrency: 2 } }),
 		);
 		await sleep(300);
 		// The other process, holding the lock as it would: event 4 created, event 5 refused (released).
 		await whenUnlocked(() => {
-			drop(nodeId, 'flight:event-4');
-			put(nodeId, 'created:event-4');
-			drop(nodeId, 'flight:event-5');
+			setState(nodeId, 'event-4', 'created');
+			setState(nodeId, 'event-5', 'none');
 		});
 		const { outputs } = await run;
 		expect(outputs[1].map((item) => item.json.idempotencyKey)).toEqual(['event-4']);
@@ -206,7 +225,7 @@ describe('three states per key', () => {
 		const { seen } = service();
 		// Wait = Max Retry Wait (0) + Timeout (1 s) + margin (0).
 		Object.assign(flightTiming, { marginMs: 0, pollMinMs: 50, pollMaxMs: 100 });
-		put(nodeId, 'flight:event-6');
+		setState(nodeId, 'event-6', 'flight');
 		const started = Date.now();
 		const run = await runInvoiceService(
 			keyed(nodeId, [event(6)], {
@@ -216,8 +235,7 @@ describe('three states per key', () => {
 		);
 		expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
 		expect(errorOf(run.outputs[2][0]).message).toMatch(/"event-6" is unknown/);
-		expect(holds(nodeId, 'unknown:event-6')).toBe(true);
-		expect(holds(nodeId, 'flight:event-6')).toBe(false);
+		expect(stateOf(nodeId, 'event-6')).toBe('unknown');
 		expect(seen).toEqual([]);
 	});
 });

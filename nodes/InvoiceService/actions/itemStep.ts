@@ -115,10 +115,15 @@ export class ItemStep {
 			throw asNodeError(this.context, caught, itemIndex);
 		}
 		// The record exists whatever the store says: if n8n's database cannot mark the key created, it stays in
-		// flight, and a later delivery of the event fails as unknown (never sent twice).
-		await claim?.created().catch(() => undefined);
+		// flight, and a later delivery of the event fails as unknown (never sent twice). Marked while the PDF
+		// downloads, and done before the item is returned.
+		const marked = claim?.created().catch(() => undefined);
 		record.created(itemIndex, prepared.body, created);
-		return await this.outputOf(prepared, created, itemIndex);
+		try {
+			return await this.outputOf(prepared, created, itemIndex);
+		} finally {
+			await marked;
+		}
 	}
 
 	/** The output item of a created record (the PDF downloaded, for an invoice that asks for it). */

@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError, sleep } from 'n8n-workflow';
 
 import { optionalText } from '../helpers/validate';
-import { KeyStore, type ClaimAnswer } from './keyStore';
+import { KeyStore, type ClaimAnswer, type NodeRow } from './keyStore';
 import { LockError, RowLock } from './rowLock';
 
 /**
@@ -34,11 +34,12 @@ export const flightTiming = {
 	/** Added to Max Retry Wait + Timeout: how long another process's create of the same key is waited for. */
 	marginMs: 30_000,
 	pollMinMs: 100,
-	pollMaxMs: 2_000,
+	/** A key in flight elsewhere is usually settled within a create's time: looked at again at least this often. */
+	pollMaxMs: 500,
 	now: () => Date.now(),
 };
 
-/** Each node's store in this process (workflow id + node id), while it has work. */
+/** Each workflow's store in this process (by workflow id), while it has work: its nodes' changes go together. */
 const stores = new Map<string, KeyStore>();
 /** Keys whose item is in flight in this process: a second claim waits for the first item's outcome. */
 const inFlight = new Map<string, Promise<void>>();
@@ -57,11 +58,16 @@ export class IdempotencyKeys {
 	/** Keys this run created (for "earlier in this run"). */
 	private readonly createdHere = new Set<string>();
 
+	/** This node's row of the store. */
+	private readonly row: NodeRow;
+
 	private constructor(
 		private readonly context: IExecuteFunctions,
 		private readonly scope: string,
 		private readonly settings: KeySettings,
-	) {}
+	) {
+		this.row = { scope, helpers: context.helpers, historySize: settings.historySize };
+	}
 
 	/**
 	 * The keys of this run. Throws when a Remove Duplicates node in this workflow shares the workflow's row of the
@@ -127,7 +133,7 @@ export class IdempotencyKeys {
 		}
 		const settleAs = async (outcome: 'created' | 'unknown' | 'released') => {
 			try {
-				await this.store().settle(key, outcome);
+				await this.store().settle(this.row, key, outcome);
 				if (outcome === 'created') this.createdHere.add(key);
 			} finally {
 				done();
@@ -149,28 +155,23 @@ export class IdempotencyKeys {
 		let delay = flightTiming.pollMinMs;
 		for (;;) {
 			const expireFlight = flightTiming.now() - started >= this.settings.flightWaitMs;
-			const answer = await this.store().claim(key, { takeUnknown, expireFlight });
+			const answer = await this.store().claim(this.row, key, { takeUnknown, expireFlight });
 			if (answer !== 'flight') return answer;
 			await sleep(delay + Math.floor(Math.random() * delay));
 			delay = Math.min(delay * 2, flightTiming.pollMaxMs);
 		}
 	}
 
-	/** This node's store in this process (a new one when the last has finished its work). */
+	/** This workflow's store in this process (a new one when the last has finished its work). */
 	private store(): KeyStore {
-		let store = stores.get(this.scope);
+		const workflowId = this.context.getWorkflow().id ?? '';
+		let store = stores.get(workflowId);
 		if (!store) {
-			const lock = new RowLock(this.context.getWorkflow().id ?? '', this.context.helpers);
-			const created: KeyStore = new KeyStore(
-				this.context.helpers,
-				lock,
-				this.settings.historySize,
-				() => {
-					if (stores.get(this.scope) === created) stores.delete(this.scope);
-				},
-			);
+			const created: KeyStore = new KeyStore(new RowLock(workflowId, this.context.helpers), () => {
+				if (stores.get(workflowId) === created) stores.delete(workflowId);
+			});
 			store = created;
-			stores.set(this.scope, store);
+			stores.set(workflowId, store);
 		}
 		return store;
 	}

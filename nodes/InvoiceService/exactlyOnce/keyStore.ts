@@ -3,14 +3,22 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 import { asLockError, LockError, RowLock, type LockHelpers } from './rowLock';
 
 /**
- * A node's Idempotency Keys in n8n's processed-data store (scope "node": one row per workflow and node, a list
- * of hashes). The store hashes what it keeps, so a key's state is which of its entries the row holds:
- * `flight:<key>` (its create is under way), `created:<key>`, `unknown:<key>` (its outcome is unknown); none of
- * them: released, or never seen. A bare `<key>` is a key kept by the node before it had states: created.
+ * The Idempotency Keys of one workflow's nodes in n8n's processed-data store (scope "node": one row per workflow
+ * and node, a list of hashes). The store hashes what it keeps and can only be asked "which of these are there?"
+ * by a check that also adds the ones that are not, so a key's state is which of two entries its node's row holds,
+ * chosen so that the claim's check writes just what a new claim needs:
+ * - `claim:<key>` and `open:<key>`: in flight (claimed, outcome open);
+ * - `claim:<key>` alone: created (the claim closed with a record);
+ * - `open:<key>` alone: outcome unknown (no claim holds it any more, the outcome stays open);
+ * - neither: released, or never seen.
+ * A claim checks both entries (a new key: both added, now in flight); an outcome removes one (created: `open:`,
+ * unknown: `claim:`) or both (released). Only a claim that finds the key created or unknown takes out the entry
+ * its check added.
  *
- * Every change happens holding the workflow's RowLock, so no two processes write the row at once. Inside one
- * process the changes that arrive while a batch is written go together in the next batch: one lock and two
- * writes per batch, not per item.
+ * Every change happens holding the workflow's RowLock, so no two processes write a row at once. Inside one
+ * process, the claims and outcomes of all the workflow's nodes that arrive while a batch is written go together
+ * in the next batch: one hold of the lock per batch, one or two writes per node row, and the answers given
+ * before the lock is released.
  */
 
 export type StoreHelpers = LockHelpers & Pick<IExecuteFunctions['helpers'], 'removeProcessed'>;
@@ -27,11 +35,24 @@ export interface ClaimRequest {
 	expireFlight: boolean;
 }
 
-const FLIGHT = 'flight:';
-const CREATED = 'created:';
-const UNKNOWN = 'unknown:';
+/** The node whose row a key lives in: its row's name in this process, its helpers, how many keys it keeps. */
+export interface NodeRow {
+	scope: string;
+	helpers: StoreHelpers;
+	historySize: number;
+}
+
+const CLAIM = 'claim:';
+const OPEN = 'open:';
+/** The entries an outcome takes out of the row. */
+const REMOVED_BY: Record<Outcome, string[]> = {
+	created: [OPEN],
+	unknown: [CLAIM],
+	released: [CLAIM, OPEN],
+};
 
 interface Pending<T> {
+	row: NodeRow;
 	key: string;
 	resolve(value: T): void;
 	reject(error: unknown): void;
@@ -39,34 +60,26 @@ interface Pending<T> {
 type ClaimOp = Pending<ClaimAnswer> & ClaimRequest;
 type OutcomeOp = Pending<void> & { outcome: Outcome };
 
-/** What a batch writes: entries added by its one check, and removed after it. */
-interface Plan {
-	add: string[];
-	remove: string[];
-}
-
 export class KeyStore {
 	private claims: ClaimOp[] = [];
 	private outcomes: OutcomeOp[] = [];
 	private writing = false;
 
 	constructor(
-		private readonly helpers: StoreHelpers,
 		private readonly lock: RowLock,
-		private readonly historySize: number,
 		private readonly onIdle: () => void,
 	) {}
 
-	async claim(key: string, request: ClaimRequest): Promise<ClaimAnswer> {
+	async claim(row: NodeRow, key: string, request: ClaimRequest): Promise<ClaimAnswer> {
 		return await new Promise<ClaimAnswer>((resolve, reject) => {
-			this.claims.push({ key, ...request, resolve, reject });
+			this.claims.push({ row, key, ...request, resolve, reject });
 			void this.write();
 		});
 	}
 
-	async settle(key: string, outcome: Outcome): Promise<void> {
+	async settle(row: NodeRow, key: string, outcome: Outcome): Promise<void> {
 		return await new Promise<void>((resolve, reject) => {
-			this.outcomes.push({ key, outcome, resolve, reject });
+			this.outcomes.push({ row, key, outcome, resolve, reject });
 			void this.write();
 		});
 	}
@@ -76,136 +89,154 @@ export class KeyStore {
 		this.writing = true;
 		try {
 			while (this.claims.length > 0 || this.outcomes.length > 0) {
-				const claims = this.claims.splice(0);
-				const outcomes = this.outcomes.splice(0);
-				try {
-					const answers = await this.lock.hold(
-						async (stillHeld) => await this.batch(claims, outcomes, stillHeld),
-					);
-					claims.forEach((op, index) => op.resolve(answers[index]));
-					for (const op of outcomes) op.resolve();
-				} catch (error) {
-					for (const op of [...claims, ...outcomes]) op.reject(error);
-				}
+				const batches = byRow(this.claims.splice(0), this.outcomes.splice(0));
+				// The rows' counts before the batch are read alongside the lock's own check (undo() needs them).
+				await this.lock
+					.hold(
+						async () =>
+							await Promise.all(
+								batches.map(async (batch) => {
+									batch.before = batch.claims.length
+										? await batch.row.helpers
+												.getProcessedDataCount('node', { mode: 'entries' })
+												.catch(() => undefined)
+										: undefined;
+								}),
+							),
+						async (stillHeld) =>
+							await Promise.all(batches.map(async (batch) => await writeRow(batch, stillHeld))),
+					)
+					.catch((error: unknown) => {
+						for (const batch of batches) rejectAll(batch, error);
+					});
 			}
 		} finally {
 			this.writing = false;
 			this.onIdle();
 		}
 	}
+}
 
-	/** One batch under the lock: outcomes written, claims checked and recorded; the claims' answers. */
-	private async batch(
-		claims: ClaimOp[],
-		outcomes: OutcomeOp[],
-		stillHeld: () => void,
-	): Promise<ClaimAnswer[]> {
-		const plan: Plan = { add: [], remove: [] };
-		for (const { key, outcome } of outcomes) {
-			plan.remove.push(FLIGHT + key);
-			if (outcome === 'created') plan.add.push(CREATED + key);
-			if (outcome === 'unknown') plan.add.push(UNKNOWN + key);
-			else plan.remove.push(UNKNOWN + key);
+/** One node row's share of a batch. */
+interface RowBatch {
+	row: NodeRow;
+	claims: ClaimOp[];
+	outcomes: OutcomeOp[];
+	/** The row's entry count when the lock was taken (for claims only). */
+	before?: number;
+}
+
+function byRow(claims: ClaimOp[], outcomes: OutcomeOp[]): RowBatch[] {
+	const batches = new Map<string, RowBatch>();
+	const of = (row: NodeRow) => {
+		let batch = batches.get(row.scope);
+		if (!batch) batches.set(row.scope, (batch = { row, claims: [], outcomes: [] }));
+		return batch;
+	};
+	for (const op of claims) of(op.row).claims.push(op);
+	for (const op of outcomes) of(op.row).outcomes.push(op);
+	return [...batches.values()];
+}
+
+function rejectAll(batch: RowBatch, error: unknown): void {
+	for (const op of [...batch.claims, ...batch.outcomes]) op.reject(error);
+}
+
+/**
+ * One row's batch under the lock: the claims checked (and recorded), then one removal for the outcomes and for
+ * what the claims' answers do not keep. Answers are given once both are written; a failure fails this row's ops.
+ */
+async function writeRow(batch: RowBatch, stillHeld: () => void): Promise<void> {
+	const { row, claims, outcomes } = batch;
+	try {
+		const remove = outcomes.flatMap(({ key, outcome }) =>
+			REMOVED_BY[outcome].map((entry) => entry + key),
+		);
+		let answers: ClaimAnswer[] = [];
+		if (claims.length > 0) {
+			stillHeld();
+			if (batch.before === undefined) batch.before = await count(row);
+			stillHeld();
+			const checked = claims.flatMap(({ key }) => [CLAIM + key, OPEN + key]);
+			let held: Set<string>;
+			try {
+				const { processed } = await row.helpers.checkProcessedAndRecord(checked, 'node', {
+					mode: 'entries',
+					// Room for the second entry of each new claim, so that History Size keys remain.
+					maxEntries: row.historySize + claims.length,
+				});
+				held = new Set(processed.map(String));
+			} catch (error) {
+				await undo(row, checked, batch.before);
+				throw asLockError(error);
+			}
+			answers = claims.map((claim) => decide(claim, held, remove));
 		}
-		const probes = claims.flatMap(({ key }) => probesOf(key));
-		const checked = [...plan.add, ...probes];
-		stillHeld();
-		const before = await this.count();
-		stillHeld();
-		let held: Set<string>;
-		try {
-			const { processed } = await this.helpers.checkProcessedAndRecord(checked, 'node', {
-				mode: 'entries',
-				// Room for what the removal below takes out again (a new key's 3 probes that are not kept, an
-				// outcome's flight entry), so that History Size keys remain after it.
-				maxEntries: this.historySize + 3 * claims.length + outcomes.length,
-			});
-			held = new Set(processed.map(String));
-		} catch (error) {
-			await this.undo(checked, before);
-			throw asLockError(error);
-		}
-		const answers = claims.map((claim) => decide(claim, held, plan));
-		const remove = plan.remove.filter((entry) => !plan.add.includes(entry));
 		// No stillHeld() from here on: the check is written, and the row is only right once this removal is.
 		if (remove.length > 0) {
-			await this.call(
-				async () => await this.helpers.removeProcessed(remove, 'node', { mode: 'entries' }),
+			await call(
+				async () => await row.helpers.removeProcessed(remove, 'node', { mode: 'entries' }),
 			);
 		}
-		return answers;
-	}
-
-	/**
-	 * A check that failed may have been written before it failed (the connection dropped after the commit). The
-	 * row's count tells: unchanged, nothing was written; grown by every checked entry, all were new and are taken
-	 * out again. Anything between cannot be told apart, and the error says so.
-	 */
-	private async undo(checked: string[], before: number): Promise<void> {
-		const after = await this.count().catch(() => undefined);
-		if (after === before) return;
-		if (after === before + new Set(checked).size) {
-			await this.call(
-				async () => await this.helpers.removeProcessed(checked, 'node', { mode: 'entries' }),
-			);
-			return;
-		}
-		throw new LockError(
-			'store',
-			"n8n's database failed while recording Idempotency Keys, and may have recorded part of the change",
-		);
-	}
-
-	private async count(): Promise<number> {
-		return await this.call(
-			async () => await this.helpers.getProcessedDataCount('node', { mode: 'entries' }),
-		);
-	}
-
-	private async call<T>(call: () => Promise<T>): Promise<T> {
-		try {
-			return await call();
-		} catch (error) {
-			throw asLockError(error);
-		}
+		claims.forEach((op, index) => op.resolve(answers[index]));
+		for (const op of outcomes) op.resolve();
+	} catch (error) {
+		rejectAll(batch, error);
 	}
 }
 
-const probesOf = (key: string) => [CREATED + key, key, UNKNOWN + key, FLIGHT + key];
+/**
+ * A check that failed may have been written before it failed (the connection dropped after the commit). The
+ * row's count tells: unchanged, nothing was written; grown by every checked entry, all were new and are taken
+ * out again. Anything between cannot be told apart, and the error says so.
+ */
+async function undo(row: NodeRow, checked: string[], before: number): Promise<void> {
+	const after = await count(row).catch(() => undefined);
+	if (after === before) return;
+	if (after === before + new Set(checked).size) {
+		await call(async () => await row.helpers.removeProcessed(checked, 'node', { mode: 'entries' }));
+		return;
+	}
+	throw new LockError(
+		'store',
+		"n8n's database failed while recording Idempotency Keys, and may have recorded part of the change",
+	);
+}
 
-/** A claim's answer from the entries the row held; adds to the plan what the answer keeps or drops. */
-function decide(claim: ClaimOp, held: Set<string>, plan: Plan): ClaimAnswer {
-	const { key } = claim;
-	// Entries the check added that the answer does not keep come out again.
-	const dropAdded = (...keep: string[]) =>
-		plan.remove.push(...probesOf(key).filter((entry) => !held.has(entry) && !keep.includes(entry)));
-	if (held.has(CREATED + key) || held.has(key)) {
-		dropAdded();
+async function count(row: NodeRow): Promise<number> {
+	return await call(
+		async () => await row.helpers.getProcessedDataCount('node', { mode: 'entries' }),
+	);
+}
+
+async function call<T>(work: () => Promise<T>): Promise<T> {
+	try {
+		return await work();
+	} catch (error) {
+		throw asLockError(error);
+	}
+}
+
+/**
+ * A claim's answer from the entries its row held before the check; `remove` gets what the check added and the
+ * answer does not keep.
+ */
+function decide(claim: ClaimOp, held: Set<string>, remove: string[]): ClaimAnswer {
+	const { key, takeUnknown, expireFlight } = claim;
+	const claimed = held.has(CLAIM + key);
+	const open = held.has(OPEN + key);
+	if (claimed && !open) {
+		remove.push(OPEN + key);
 		return 'created';
 	}
-	let state: ClaimAnswer = held.has(UNKNOWN + key)
-		? 'unknown'
-		: held.has(FLIGHT + key)
-			? 'flight'
-			: 'new';
-	if (state === 'flight' && claim.expireFlight) {
-		plan.remove.push(FLIGHT + key);
-		state = 'unknown';
-		if (!claim.takeUnknown) {
-			dropAdded(UNKNOWN + key);
-			return 'unknown';
-		}
+	// In flight elsewhere: waited for, unless the wait is over (then its outcome is unknown).
+	if (claimed && !expireFlight) return 'flight';
+	if (claimed || open) {
+		// Unknown (or in flight past the wait): taken over with Resend Unknown Outcomes, the check having added
+		// what a claim of its own holds; else unknown, without the claim.
+		if (takeUnknown) return 'new';
+		remove.push(CLAIM + key);
+		return 'unknown';
 	}
-	if (state === 'unknown' && claim.takeUnknown) {
-		plan.remove.push(UNKNOWN + key);
-		dropAdded(FLIGHT + key);
-		plan.add.push(FLIGHT + key);
-		return 'new';
-	}
-	if (state === 'new') {
-		dropAdded(FLIGHT + key);
-		return 'new';
-	}
-	dropAdded();
-	return state;
+	return 'new';
 }

@@ -110,9 +110,10 @@ async function claim(helper, { keys, workflowId, nodeId, code, startAt, withoutL
 	const helpers = helpersFor(helper, workflowId, nodeId);
 	// The control: the same store calls without the lock (the test shows it can see an erased key).
 	const lock = withoutLock
-		? { hold: (work) => work(() => undefined) }
+		? { hold: async (prepare, work) => (await prepare(), await work(() => undefined)) }
 		: new RowLock(workflowId, helpers);
-	const store = new KeyStore(helpers, lock, 100000, () => undefined);
+	const store = new KeyStore(lock, () => undefined);
+	const row = { scope: nodeId, helpers, historySize: 100000 };
 	// Every process starts its claims at the same instant (each took its own time to load n8n).
 	if (startAt)
 		await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAt - Date.now())));
@@ -121,8 +122,8 @@ async function claim(helper, { keys, workflowId, nodeId, code, startAt, withoutL
 	const answers = await Promise.all(
 		keys.map(async (key) => {
 			const t = Date.now();
-			const answer = await store.claim(key, request);
-			if (answer === 'new') await store.settle(key, 'created');
+			const answer = await store.claim(row, key, request);
+			if (answer === 'new') await store.settle(row, key, 'created');
 			return { key, answer, ms: Date.now() - t };
 		}),
 	);
