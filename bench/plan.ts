@@ -94,5 +94,13 @@ export function planRuns(plan: Plan, sandboxes: Record<'P1' | 'P2' | 'P4', Sandb
 		once(scenario('P4', `p4floor${size}`, 'floor', 'floor, concurrency 5', size));
 		once(scenario('P4', `p4http${size}`, 'http', `${HTTP}, defaults`, size));
 	}
+	// The Idempotency Key's cost (issue 27), beside p1ours and p4ours<size>: run only when named (--only).
+	const keyed = [
+		scenario('P1', 'p1keyed', 'ours-keyed', `${OURS}, Idempotency Key, defaults`, n1),
+		...plan.p4Sizes.map((size) =>
+			scenario('P4', `p4keyed${size}`, 'ours-keyed', `${OURS}, Idempotency Key, defaults`, size),
+		),
+	];
+	for (const run of keyed) if (plan.only.includes(run.id)) once(run);
 	return runs;
 }

@@ -9,7 +9,14 @@ export const LOOP = 'Loop Over Items';
 export const SPLIT = 'Split Out';
 
 /** ours: Invoice Service; floor: bench/floor; http*: HTTP Request 4.2; baseline: only makes the items. */
-export type Kind = 'ours' | 'floor' | 'http' | 'http-batching' | 'http-loop' | 'baseline';
+export type Kind =
+	| 'ours'
+	| 'ours-keyed'
+	| 'floor'
+	| 'http'
+	| 'http-batching'
+	| 'http-loop'
+	| 'baseline';
 
 type Node = Record<string, unknown>;
 export type Workflow = Record<string, unknown> & { id: string; nodes: Node[] };
@@ -75,8 +82,16 @@ function makeItemsNodes(prefix: string, count: number): Node[] {
 	];
 }
 
-/** Ours and the floor read the same parameters; only the node type differs. */
-function customerCreateNode(spec: Scenario, credentials: CredentialIds, type: string): Node {
+/**
+ * Ours and the floor read the same parameters; only the node type differs. Keyed: ours with an Idempotency Key
+ * per item (its e-mail, unique), for the key's cost beside the same node without one.
+ */
+function customerCreateNode(
+	spec: Scenario,
+	credentials: CredentialIds,
+	type: string,
+	keyed = false,
+): Node {
 	return {
 		id: `${spec.id}-target`,
 		name: TARGET,
@@ -91,7 +106,10 @@ function customerCreateNode(spec: Scenario, credentials: CredentialIds, type: st
 			lastName: '={{ $json.last }}',
 			email: '={{ $json.email }}',
 			additionalFields: {},
-			options: spec.concurrency ? { concurrency: spec.concurrency } : {},
+			options: {
+				...(spec.concurrency ? { concurrency: spec.concurrency } : {}),
+				...(keyed ? { idempotencyKey: '={{ $json.email }}' } : {}),
+			},
 		},
 		credentials: { [CREDENTIAL_TYPE]: { id: credentials.ours, name: credentials.ours } },
 	};
@@ -178,6 +196,8 @@ export function buildWorkflow(spec: Scenario, credentials: CredentialIds): Workf
 			return workflow(spec, makeItemsNodes(spec.id, spec.items), chain(BASE_CHAIN));
 		case 'ours':
 			return withTarget(spec, customerCreateNode(spec, credentials, NODE_TYPE));
+		case 'ours-keyed':
+			return withTarget(spec, customerCreateNode(spec, credentials, NODE_TYPE, true));
 		case 'floor':
 			return withTarget(spec, customerCreateNode(spec, credentials, FLOOR_NODE_TYPE));
 		case 'http':
