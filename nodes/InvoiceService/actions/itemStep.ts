@@ -1,7 +1,12 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
-import { type Claim, type IdempotencyKeys, unknownKeyError } from '../exactlyOnce/idempotencyKeys';
+import {
+	type Claim,
+	type ClaimResult,
+	type IdempotencyKeys,
+	unknownKeyError,
+} from '../exactlyOnce/idempotencyKeys';
 import { fingerprintOf, type RecordedError, type RunRecord } from '../exactlyOnce/runRecord';
 import type { NodeError, RunCounts } from '../exactlyOnce/runReport';
 import { UNKNOWN_OUTCOME_WAY_FORWARD } from '../transport/errors';
@@ -23,6 +28,18 @@ export interface StepRun {
 	counts: RunCounts;
 }
 
+/**
+ * How many items ahead of the one being sent have their Idempotency Keys claimed: a run's claims go to n8n's
+ * database together (one write for many items, not one each), as do the marks of the keys created meanwhile.
+ */
+export const CLAIM_AHEAD = 50;
+
+/** A key claimed ahead of its item's turn. */
+interface ClaimedAhead {
+	key: string;
+	claim: Promise<ClaimResult>;
+}
+
 /** Where an item went: its output, or the Already Created output (its key created the record before). */
 export type StepResult = { output: INodeExecutionData } | { alreadyCreated: INodeExecutionData };
 
@@ -35,10 +52,17 @@ export type StepResult = { output: INodeExecutionData } | { alreadyCreated: INod
 export class ItemStep {
 	/** Items that failed again without a request (an unknown outcome): they do not stop the other items. */
 	readonly notSentAgain = new Set<number>();
+	/** Keys claimed ahead, by item, until the item's turn takes its claim. */
+	private readonly claimedAhead = new Map<number, ClaimedAhead>();
+	/** Items below this have had their keys claimed ahead (or need none). */
+	private claimedUpTo = 0;
+	/** Keys being marked created: written while the run goes on, all done before the node returns. */
+	private readonly marks: Array<Promise<void>> = [];
 
 	constructor(
 		private readonly context: IExecuteFunctions,
 		private readonly run: StepRun,
+		private readonly itemCount: number,
 	) {}
 
 	async send(itemIndex: number, prepared: Prepared): Promise<StepResult> {
@@ -80,14 +104,65 @@ export class ItemStep {
 		this.run.record.returned(itemIndex, output);
 	}
 
+	/**
+	 * The item's turn is over: a key claimed ahead for it and not used (its input could not be read) is given
+	 * back, so that nothing waits for it.
+	 */
+	async turnOver(itemIndex: number): Promise<void> {
+		const ahead = this.claimedAhead.get(itemIndex);
+		if (!ahead) return;
+		this.claimedAhead.delete(itemIndex);
+		await giveBack(ahead);
+	}
+
+	/** The run is over: every key it claimed is settled in n8n's database (unused claims given back). */
+	async keysWritten(): Promise<void> {
+		const unused = [...this.claimedAhead.values()];
+		this.claimedAhead.clear();
+		await Promise.all([...this.marks, ...unused.map(giveBack)]);
+		await this.run.keys?.written();
+	}
+
+	/**
+	 * Claims the keys of the items from this one to CLAIM_AHEAD ahead that will be sent (not those a retry
+	 * returns or fails without a request, nor those whose key cannot be read: their turn says why), half a window
+	 * before they are needed. The store takes claims that arrive together in one write.
+	 */
+	private claimAhead(itemIndex: number): void {
+		const { keys, record, runOptions } = this.run;
+		if (!keys || this.claimedUpTo - itemIndex > CLAIM_AHEAD / 2) return;
+		const end = Math.min(this.itemCount, itemIndex + CLAIM_AHEAD);
+		for (let index = Math.max(itemIndex, this.claimedUpTo); index < end; index++) {
+			const recalled = record.recall(index);
+			if (recalled && !('unknown' in recalled && runOptions.resendUnknown)) continue;
+			let key: string | undefined;
+			try {
+				key = keys.read(index);
+			} catch {
+				continue;
+			}
+			if (key === undefined) continue;
+			const claim = keys.claim(key, index, { resendUnknown: runOptions.resendUnknown });
+			// Its item's turn reports a failure; until then it must not count as unhandled.
+			claim.catch(() => undefined);
+			this.claimedAhead.set(index, { key, claim });
+		}
+		this.claimedUpTo = end;
+	}
+
 	/** The item's key, claimed: undefined without a key; Already Created when it created the record before. */
 	private async claim(
 		itemIndex: number,
 	): Promise<{ claim: Claim } | { alreadyCreated: INodeExecutionData } | undefined> {
 		const { keys, counts, runOptions } = this.run;
-		const key = keys?.read(itemIndex);
-		if (!keys || key === undefined) return undefined;
-		const found = await keys.claim(key, itemIndex, { resendUnknown: runOptions.resendUnknown });
+		if (!keys) return undefined;
+		this.claimAhead(itemIndex);
+		const ahead = this.claimedAhead.get(itemIndex);
+		this.claimedAhead.delete(itemIndex);
+		const key = ahead ? ahead.key : keys.read(itemIndex);
+		if (key === undefined) return undefined;
+		const found = await (ahead?.claim ??
+			keys.claim(key, itemIndex, { resendUnknown: runOptions.resendUnknown }));
 		if (found.state === 'created') {
 			counts.alreadyCreated++;
 			return { alreadyCreated: alreadyCreatedItem(key, itemIndex, found.where) };
@@ -115,15 +190,11 @@ export class ItemStep {
 			throw asNodeError(this.context, caught, itemIndex);
 		}
 		// The record exists whatever the store says: if n8n's database cannot mark the key created, it stays in
-		// flight, and a later delivery of the event fails as unknown (never sent twice). Marked while the PDF
-		// downloads, and done before the item is returned.
-		const marked = claim?.created().catch(() => undefined);
+		// flight, and a later delivery of the event fails as unknown (never sent twice). Marked while the run goes
+		// on (the marks of many items go together), and done before the node returns (keysWritten).
+		if (claim) this.marks.push(claim.created().catch(() => undefined));
 		record.created(itemIndex, prepared.body, created);
-		try {
-			return await this.outputOf(prepared, created, itemIndex);
-		} finally {
-			await marked;
-		}
+		return await this.outputOf(prepared, created, itemIndex);
 	}
 
 	/** The output item of a created record (the PDF downloaded, for an invoice that asks for it). */
@@ -138,6 +209,12 @@ export class ItemStep {
 			: { json: created };
 		return { ...output, pairedItem: { item: itemIndex } };
 	}
+}
+
+/** A key claimed ahead and not used goes back; one that was not claimed (created, unknown, failed) stays. */
+async function giveBack({ claim }: ClaimedAhead): Promise<void> {
+	const found = await claim.catch(() => undefined);
+	if (found?.state === 'new') await found.claim.release().catch(() => undefined);
 }
 
 /**

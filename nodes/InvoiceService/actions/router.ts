@@ -64,7 +64,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 
 	const record = RunRecord.of(this, { toolCall: isToolRun(this) });
 	const counts = noCounts();
-	const step = new ItemStep(this, { ...run, record, counts });
+	const step = new ItemStep(this, { ...run, record, counts }, items.length);
 	const results: Array<INodeExecutionData | undefined> = new Array(items.length);
 	const alreadyCreated: Array<INodeExecutionData | undefined> = new Array(items.length);
 	const failures: Failed[] = [];
@@ -99,10 +99,13 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 				} else {
 					failures.push({ error, itemIndex });
 				}
+			} finally {
+				await step.turnOver(itemIndex);
 			}
 		},
 		shouldStop: () => failures.length > 0,
 	});
+	await step.keysWritten();
 	client.log.summary();
 
 	if (failures.length > 0 || notResent.length > 0) {

@@ -57,6 +57,8 @@ export interface KeySettings {
 export class IdempotencyKeys {
 	/** Keys this run created (for "earlier in this run"). */
 	private readonly createdHere = new Set<string>();
+	/** The store this run last wrote through, and the hold of its lock that wrote it. */
+	private lastWrite?: { store: KeyStore; hold: number };
 
 	/** This node's row of the store. */
 	private readonly row: NodeRow;
@@ -133,7 +135,9 @@ export class IdempotencyKeys {
 		}
 		const settleAs = async (outcome: 'created' | 'unknown' | 'released') => {
 			try {
-				await this.store().settle(this.row, key, outcome);
+				const store = this.store();
+				await store.settle(this.row, key, outcome);
+				this.wroteIn(store);
 				if (outcome === 'created') this.createdHere.add(key);
 			} finally {
 				done();
@@ -155,11 +159,25 @@ export class IdempotencyKeys {
 		let delay = flightTiming.pollMinMs;
 		for (;;) {
 			const expireFlight = flightTiming.now() - started >= this.settings.flightWaitMs;
-			const answer = await this.store().claim(this.row, key, { takeUnknown, expireFlight });
+			const store = this.store();
+			const answer = await store.claim(this.row, key, { takeUnknown, expireFlight });
+			this.wroteIn(store);
 			if (answer !== 'flight') return answer;
 			await sleep(delay + Math.floor(Math.random() * delay));
 			delay = Math.min(delay * 2, flightTiming.pollMaxMs);
 		}
+	}
+
+	/**
+	 * Resolves once the lock that wrote this run's last change is given back (answers come before that): the
+	 * node returns after it, so that no process ends with the lock still taken.
+	 */
+	async written(): Promise<void> {
+		if (this.lastWrite) await this.lastWrite.store.released(this.lastWrite.hold);
+	}
+
+	private wroteIn(store: KeyStore): void {
+		this.lastWrite = { store, hold: store.currentHold };
 	}
 
 	/** This workflow's store in this process (a new one when the last has finished its work). */

@@ -18,7 +18,7 @@ import { asLockError, LockError, RowLock, type LockHelpers } from './rowLock';
  * Every change happens holding the workflow's RowLock, so no two processes write a row at once. Inside one
  * process, the claims and outcomes of all the workflow's nodes that arrive while a batch is written go together
  * in the next batch: one hold of the lock per batch, one or two writes per node row, and the answers given
- * before the lock is released.
+ * before the lock is released (`released()` says when it is).
  */
 
 export type StoreHelpers = LockHelpers & Pick<IExecuteFunctions['helpers'], 'removeProcessed'>;
@@ -64,6 +64,11 @@ export class KeyStore {
 	private claims: ClaimOp[] = [];
 	private outcomes: OutcomeOp[] = [];
 	private writing = false;
+	/** The number of the latest hold of the lock (answers are given inside it, before it is released). */
+	private holdNumber = 0;
+	/** Holds up to this number have given the lock back. */
+	private releasedUpTo = 0;
+	private releaseWaiters: Array<{ hold: number; resolve: () => void }> = [];
 
 	constructor(
 		private readonly lock: RowLock,
@@ -84,12 +89,27 @@ export class KeyStore {
 		});
 	}
 
+	/** The hold being written now (or the last one): an answer just given came from it. */
+	get currentHold(): number {
+		return this.holdNumber;
+	}
+
+	/**
+	 * Resolves once the hold `hold` (by default the current one) has given the lock back: a node run waits for
+	 * it before it returns, so that no process ends with the lock of its last writes still taken.
+	 */
+	async released(hold = this.holdNumber): Promise<void> {
+		if (hold <= this.releasedUpTo) return;
+		await new Promise<void>((resolve) => this.releaseWaiters.push({ hold, resolve }));
+	}
+
 	private async write(): Promise<void> {
 		if (this.writing) return;
 		this.writing = true;
 		try {
 			while (this.claims.length > 0 || this.outcomes.length > 0) {
 				const batches = byRow(this.claims.splice(0), this.outcomes.splice(0));
+				const hold = ++this.holdNumber;
 				// The rows' counts before the batch are read alongside the lock's own check (undo() needs them).
 				await this.lock
 					.hold(
@@ -108,12 +128,20 @@ export class KeyStore {
 					)
 					.catch((error: unknown) => {
 						for (const batch of batches) rejectAll(batch, error);
-					});
+					})
+					.finally(() => this.releasedThrough(hold));
 			}
 		} finally {
 			this.writing = false;
 			this.onIdle();
 		}
+	}
+
+	private releasedThrough(hold: number): void {
+		this.releasedUpTo = hold;
+		const due = this.releaseWaiters.filter((waiter) => waiter.hold <= hold);
+		this.releaseWaiters = this.releaseWaiters.filter((waiter) => waiter.hold > hold);
+		for (const { resolve } of due) resolve();
 	}
 }
 
