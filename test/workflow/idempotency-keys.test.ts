@@ -254,7 +254,7 @@ describe("a run's keys go to the store together", () => {
 			const nodeWrites = [...checks.mock.calls, ...removals.mock.calls].filter(
 				([, scope]) => scope === 'node',
 			).length;
-			// Claimed 25 to 50 items ahead, and the marks of the items created meanwhile written together.
+			// Claimed up to CLAIM_AHEAD items ahead, and the marks of the items created meanwhile written together.
 			expect(nodeWrites).toBeLessThan(30);
 			expect(items.every(({ eventId }) => stateOf(nodeId, eventId) === 'created')).toBe(true);
 		} finally {

@@ -1,5 +1,5 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { NodeApiError } from 'n8n-workflow';
+import { NodeApiError, sleep } from 'n8n-workflow';
 
 import {
 	type Claim,
@@ -32,7 +32,14 @@ export interface StepRun {
  * How many items ahead of the one being sent have their Idempotency Keys claimed: a run's claims go to n8n's
  * database together (one write for many items, not one each), as do the marks of the keys created meanwhile.
  */
-export const CLAIM_AHEAD = 50;
+export const CLAIM_AHEAD = 100;
+/**
+ * Created keys are marked together: when this many wait, or this long after the first one (whichever comes
+ * first), and at the end of the run. A key of this run waited for by a later item with the same key is marked
+ * within MARK_DELAY_MS.
+ */
+export const MARKS_TOGETHER = 50;
+export const MARK_DELAY_MS = 200;
 
 /** A key claimed ahead of its item's turn. */
 interface ClaimedAhead {
@@ -58,6 +65,9 @@ export class ItemStep {
 	private claimedUpTo = 0;
 	/** Keys being marked created: written while the run goes on, all done before the node returns. */
 	private readonly marks: Array<Promise<void>> = [];
+	/** Created keys not yet handed to the store (see MARKS_TOGETHER), and whether a flush is due. */
+	private readonly toMark: Claim[] = [];
+	private markDue = false;
 
 	constructor(
 		private readonly context: IExecuteFunctions,
@@ -119,8 +129,27 @@ export class ItemStep {
 	async keysWritten(): Promise<void> {
 		const unused = [...this.claimedAhead.values()];
 		this.claimedAhead.clear();
+		this.flushMarks();
 		await Promise.all([...this.marks, ...unused.map(giveBack)]);
 		await this.run.keys?.written();
+	}
+
+	/** A created key waits to be marked with others (MARKS_TOGETHER, MARK_DELAY_MS). */
+	private markCreated(claim: Claim): void {
+		this.toMark.push(claim);
+		if (this.toMark.length >= MARKS_TOGETHER) this.flushMarks();
+		else if (!this.markDue) {
+			this.markDue = true;
+			void sleep(MARK_DELAY_MS).then(() => this.flushMarks());
+		}
+	}
+
+	/** Hands the waiting created keys to the store at once: they go in one batch. */
+	private flushMarks(): void {
+		this.markDue = false;
+		for (const claim of this.toMark.splice(0)) {
+			this.marks.push(claim.created().catch(() => undefined));
+		}
 	}
 
 	/**
@@ -192,7 +221,7 @@ export class ItemStep {
 		// The record exists whatever the store says: if n8n's database cannot mark the key created, it stays in
 		// flight, and a later delivery of the event fails as unknown (never sent twice). Marked while the run goes
 		// on (the marks of many items go together), and done before the node returns (keysWritten).
-		if (claim) this.marks.push(claim.created().catch(() => undefined));
+		if (claim) this.markCreated(claim);
 		record.created(itemIndex, prepared.body, created);
 		return await this.outputOf(prepared, created, itemIndex);
 	}

@@ -106,6 +106,8 @@ export class KeyStore {
 	private async write(): Promise<void> {
 		if (this.writing) return;
 		this.writing = true;
+		// Claims and outcomes handed over together (a run's claims ahead, its marks) go in the same batch.
+		await Promise.resolve();
 		try {
 			while (this.claims.length > 0 || this.outcomes.length > 0) {
 				const batches = byRow(this.claims.splice(0), this.outcomes.splice(0));
