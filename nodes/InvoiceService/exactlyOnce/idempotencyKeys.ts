@@ -65,7 +65,7 @@ export class IdempotencyKeys {
 
 	private constructor(
 		private readonly context: IExecuteFunctions,
-		private readonly scope: string,
+		scope: string,
 		private readonly settings: KeySettings,
 	) {
 		this.row = { scope, helpers: context.helpers, historySize: settings.historySize };
@@ -107,7 +107,7 @@ export class IdempotencyKeys {
 		itemIndex: number,
 		{ resendUnknown }: { resendUnknown: boolean },
 	): Promise<ClaimResult> {
-		const id = `${this.scope} ${key}`;
+		const id = `${this.row.scope} ${key}`;
 		for (let pending = inFlight.get(id); pending; pending = inFlight.get(id)) await pending;
 		let settle!: () => void;
 		inFlight.set(id, new Promise<void>((resolve) => (settle = resolve)));

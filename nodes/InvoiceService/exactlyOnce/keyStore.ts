@@ -119,9 +119,7 @@ export class KeyStore {
 							await Promise.all(
 								batches.map(async (batch) => {
 									batch.before = batch.claims.length
-										? await batch.row.helpers
-												.getProcessedDataCount('node', { mode: 'entries' })
-												.catch(() => undefined)
+										? await count(batch.row).catch(() => undefined)
 										: undefined;
 								}),
 							),
