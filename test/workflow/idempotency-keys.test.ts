@@ -344,6 +344,13 @@ describe('the lock on the workflow row', () => {
 	it('another process that saw no lock writes the row just taken back with a newer stamp: the lock holds, and the next claims work', async () => {
 		// The race seen in queue mode (n8n 2.41.1): process B reads "no row", process A inserts its lock, and B's check
 		// (one tick of the clock later) finds A's row and writes back the union: A's entries plus B's newer stamp.
+		// The clock is set to the start of slot 10 of the 60, so that the other process's tick (slot 11) holds one
+		// stamp more than this one's: at the last slot the next tick wraps round to slot 0 and adds nothing.
+		const tickMs = lockTiming.tickMs;
+		const startOfSlot10 =
+			(Math.floor(Date.now() / (tickMs * lockTiming.slots)) * lockTiming.slots + 10) * tickMs;
+		const shift = startOfSlot10 - Date.now();
+		lockTiming.now = () => Date.now() + shift;
 		const nodeId = randomUUID();
 		const { created } = service();
 		let raced = false;
@@ -351,7 +358,9 @@ describe('the lock on the workflow row', () => {
 			const row = deduplicator.rows.get(lockRow);
 			if (scope !== 'workflow' || raced || !row) return;
 			raced = true;
-			row.push(hash(`invoice-service idempotency lock ${row.length}`));
+			// The other process's entries for the next tick (slot 11): LOCK and stamps 1..12, one more than this row's.
+			expect(row).toHaveLength(12);
+			row.push(hash('invoice-service idempotency lock 12'));
 		};
 		const first = await runInvoiceService(keyed(nodeId, [event(10)]));
 		expect(raced).toBe(true);
