@@ -14,6 +14,7 @@ import { mayHaveActed } from '../transport/nodeError';
 import type { ServiceClient } from '../transport/request';
 import type { RunOptions } from './common.descriptions';
 import { asNodeError, wordsOf } from './itemErrors';
+import { itemParameter } from './itemParameter';
 import type { Operation, Prepared } from './operation';
 
 /** What a run's items share: the operation, its client and options, and the exactly-once state. */
@@ -166,7 +167,7 @@ export class ItemStep {
 			if (recalled && !('unknown' in recalled && runOptions.resendUnknown)) continue;
 			let key: string | undefined;
 			try {
-				key = keys.read(index);
+				key = this.keyOf(index);
 			} catch {
 				continue;
 			}
@@ -179,6 +180,13 @@ export class ItemStep {
 		this.claimedUpTo = end;
 	}
 
+	/** The item's Idempotency Key; undefined when blank. Throws FieldError. */
+	private keyOf(itemIndex: number): string | undefined {
+		return this.run.keys?.keyOf(
+			itemParameter(this.context, 'options.idempotencyKey', itemIndex, ''),
+		);
+	}
+
 	/** The item's key, claimed: undefined without a key; Already Created when it created the record before. */
 	private async claim(
 		itemIndex: number,
@@ -188,7 +196,7 @@ export class ItemStep {
 		this.claimAhead(itemIndex);
 		const ahead = this.claimedAhead.get(itemIndex);
 		this.claimedAhead.delete(itemIndex);
-		const key = ahead ? ahead.key : keys.read(itemIndex);
+		const key = ahead ? ahead.key : this.keyOf(itemIndex);
 		if (key === undefined) return undefined;
 		const found = await (ahead?.claim ??
 			keys.claim(key, itemIndex, { resendUnknown: runOptions.resendUnknown }));

@@ -91,9 +91,8 @@ export class IdempotencyKeys {
 		return new IdempotencyKeys(context, scope, settings);
 	}
 
-	/** The item's key; undefined when blank. Throws FieldError for a value that is not text or a number. */
-	read(itemIndex: number): string | undefined {
-		const value = this.context.getNodeParameter('options.idempotencyKey', itemIndex, '') as unknown;
+	/** An item's key from its Idempotency Key value; undefined when blank. Throws FieldError for a value that is not text or a number. */
+	keyOf(value: unknown): string | undefined {
 		return optionalText(value, this.settings.keyField);
 	}
 

@@ -4,6 +4,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import { optionalText, requireEmail, requireText } from '../../helpers/validate';
 import type { ServiceClient } from '../../transport/request';
 import { runOptions } from '../common.descriptions';
+import { itemFields, itemParameter } from '../itemParameter';
 import { idempotencyOptions } from '../keys.descriptions';
 import type { Prepared } from '../operation';
 import { operationTool } from '../toolArguments';
@@ -90,12 +91,12 @@ export const tool = operationTool({
 
 /** Reads and validates one item's fields into the create-customer request body; throws FieldError. */
 export function prepare(this: IExecuteFunctions, itemIndex: number): Prepared {
-	const additional = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
+	const additional = itemFields(this, 'additionalFields', itemIndex, ['companyName']);
 	const companyName = optionalText(additional.companyName, 'Company Name');
 	const body = {
-		first_name: requireText(this.getNodeParameter('firstName', itemIndex, ''), 'First Name'),
-		last_name: requireText(this.getNodeParameter('lastName', itemIndex, ''), 'Last Name'),
-		email: requireEmail(this.getNodeParameter('email', itemIndex, ''), 'Email'),
+		first_name: requireText(itemParameter(this, 'firstName', itemIndex, ''), 'First Name'),
+		last_name: requireText(itemParameter(this, 'lastName', itemIndex, ''), 'Last Name'),
+		email: requireEmail(itemParameter(this, 'email', itemIndex, ''), 'Email'),
 		...(companyName !== undefined ? { company_name: companyName } : {}),
 	};
 	return { body };

@@ -19,6 +19,7 @@ import {
 	requirePositiveAmountCents,
 } from '../../helpers/validate';
 import type { ServiceClient } from '../../transport/request';
+import { itemFields, itemParameter } from '../itemParameter';
 import { idempotencyOptions } from '../keys.descriptions';
 import type { Prepared } from '../operation';
 import { operationTool } from '../toolArguments';
@@ -220,13 +221,13 @@ export const option = {
 /** Reads and validates one item's fields into the create-invoice request body; throws FieldError. */
 function buildBody(this: IExecuteFunctions, itemIndex: number, options: IDataObject): IDataObject {
 	const customerId = requireCustomerId(
-		this.getNodeParameter('customerId', itemIndex, ''),
+		itemParameter(this, 'customerId', itemIndex, ''),
 		'Customer ID',
 	);
-	const currency = requireCurrency(this.getNodeParameter('currency', itemIndex, ''), 'Currency');
+	const currency = requireCurrency(itemParameter(this, 'currency', itemIndex, ''), 'Currency');
 
 	const mode = requireChoice(
-		this.getNodeParameter('lineItemsMode', itemIndex, 'fields'),
+		itemParameter(this, 'lineItemsMode', itemIndex, 'fields'),
 		'Specify Line Items',
 		['fields', 'json'],
 		{ fields: 'Using Fields Below', json: 'Using JSON' },
@@ -234,13 +235,13 @@ function buildBody(this: IExecuteFunctions, itemIndex: number, options: IDataObj
 	const linesField = mode === 'json' ? 'Line Items (JSON)' : 'Line Items';
 	const lines = parseLineItems(
 		mode === 'json'
-			? this.getNodeParameter('lineItemsJson', itemIndex, '')
+			? itemParameter(this, 'lineItemsJson', itemIndex, '')
 			: ((this.getNodeParameter('lineItems', itemIndex, {}) as { item?: unknown }).item ?? []),
 		linesField,
 	);
 
 	const amountMode = requireChoice(
-		this.getNodeParameter('amountMode', itemIndex, 'sum'),
+		itemParameter(this, 'amountMode', itemIndex, 'sum'),
 		'Amount',
 		['sum', 'custom'],
 		{ sum: 'Sum of Line Prices', custom: 'Custom Amount' },
@@ -249,7 +250,7 @@ function buildBody(this: IExecuteFunctions, itemIndex: number, options: IDataObj
 	// The custom amount is read only when chosen: a leftover value in the hidden field means nothing.
 	if (amountMode === 'custom') {
 		amountCents = requirePositiveAmountCents(
-			this.getNodeParameter('amount', itemIndex, 0),
+			itemParameter(this, 'amount', itemIndex, 0),
 			'Custom Amount',
 		);
 	} else {
@@ -285,7 +286,12 @@ export interface InvoiceRequest extends Prepared {
 }
 
 export function prepare(this: IExecuteFunctions, itemIndex: number): InvoiceRequest {
-	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
+	const options = itemFields(this, 'options', itemIndex, [
+		'sendEmail',
+		'downloadPdf',
+		'binaryPropertyName',
+		maxPdfSize.name,
+	]);
 	const body = buildBody.call(this, itemIndex, options);
 	const binaryPropertyName = optionalBoolean(options.downloadPdf, 'Download PDF')
 		? (optionalText(options.binaryPropertyName, 'Put PDF in Field') ?? 'data')
