@@ -40,7 +40,9 @@ import {
 	type ProcessHandle,
 } from '../../tools/n8n';
 import {
+	FAILING_LINE,
 	INVOICE,
+	LINES,
 	eventWorkflow,
 	expectRetryCompleted,
 	failedBatch,
@@ -71,6 +73,8 @@ const WEBHOOK_PATH = 'new-customer';
 const PDF_WEBHOOK_PATH = 'new-customer-pdf';
 /** The exactly-once batch of 12 invoice lines (test/support/exactly-once.ts). */
 const LINES_PATH = 'exactly-once-lines';
+/** The same batch, for the original execution retried twice. */
+const SIBLINGS_PATH = 'exactly-once-siblings';
 /** Webhook → Invoice → Create keyed on the event (test/support/exactly-once.ts): the Idempotency Key tests. */
 const EVENT_PATH = 'keyed-event';
 /** Events of the same-instant test, each posted twice at once. */
@@ -617,6 +621,36 @@ describe.each(N8N_VERSIONS)(
 			for (const id of [failed.id, result.retried.id]) {
 				await waitUntilFinished(id);
 				expect(workersThatRan(id)).toHaveLength(1);
+			}
+		});
+
+		test('HTTP 500 on line 7 of 12; Retry on a worker (fails again on line 7), then Retry of the original once more: nothing the first Retry invoiced is invoiced again', async () => {
+			const credential = await credentialOnce();
+			const lines: LinesSetup = {
+				sandbox: sandbox!,
+				workflowId: (
+					await publishWorkflows(main!, [linesWorkflow(credential, SIBLINGS_PATH, 7)])
+				)[0],
+				path: SIBLINGS_PATH,
+				customerId: await serviceCustomer(sandbox!, 'queue.siblings@example.com'),
+			};
+			const batch = `queue-siblings-${VERSION}`;
+			const failed = await failedBatch(main!, lines, batch, 'http500');
+			expect(failed.status).toBe('error');
+			const allButLine7 = Array.from({ length: LINES }, (_, index) =>
+				index === FAILING_LINE - 1 ? 0 : 1,
+			);
+			const first = await retryBatch(main!, sandbox!, batch, failed, false);
+			const second = await retryBatch(main!, sandbox!, batch, failed, false);
+			console.log(
+				`[queue e2e ${VERSION}] ${batch}: invoices per line after the first retry ${first.after}, after the original's second retry ${second.after}`,
+			);
+			expect(first.after).toEqual(allButLine7);
+			expect(second.after).toEqual(allButLine7);
+			for (const { retried } of [first, second]) {
+				expect(retried).toMatchObject({ status: 'error', mode: 'retry', retryOf: failed.id });
+				await waitUntilFinished(retried.id);
+				expect(workersThatRan(retried.id)).toHaveLength(1);
 			}
 		});
 

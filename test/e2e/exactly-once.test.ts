@@ -6,6 +6,8 @@
 // - an HTTP 500 on line 7: the retry invoices the 11 other lines and names line 7; with Resend Unknown Outcomes
 //   turned on in the saved workflow, Retry with current workflow invoices line 7: 12 invoices, each line once;
 // - an edit of the lines expression before Retry with current workflow creates no line again, and the hint says so;
+// - the original retried a second time after its first retry failed: what the first retry created is not created
+//   again (the retry keys), and the error says where those lines are;
 // - the same event delivered twice (in turn, or at the same moment) with an Idempotency Key: one invoice; a
 //   first create the service refused is created by the re-delivery;
 // - Customer → Invoice keyed on the event: the documented recovery (re-delivery, then Retry) ends with one of each;
@@ -65,6 +67,7 @@ const PATHS = {
 	chain: 'exactly-once-chain',
 	resend: 'exactly-once-resend',
 	edit: 'exactly-once-edit',
+	siblings: 'exactly-once-siblings',
 };
 
 describe.each(N8N_VERSIONS)('Exactly once across executions in a real n8n %s', (version) => {
@@ -73,7 +76,7 @@ describe.each(N8N_VERSIONS)('Exactly once across executions in a real n8n %s', (
 	let server: N8nServer;
 	let serverLog = '';
 	let customerId = '';
-	const workflowIds = { lines: '', event: '', chain: '', resend: '', edit: '' };
+	const workflowIds = { lines: '', event: '', chain: '', resend: '', edit: '', siblings: '' };
 	const timings: Record<string, number> = {};
 	const log = (message: string) => console.log(`[exactly-once ${version}] ${message}`);
 
@@ -94,12 +97,14 @@ describe.each(N8N_VERSIONS)('Exactly once across executions in a real n8n %s', (
 			workflowIds.chain,
 			workflowIds.resend,
 			workflowIds.edit,
+			workflowIds.siblings,
 		] = await publishWorkflows(server, [
 			linesWorkflow(credential, PATHS.lines),
 			eventWorkflow(credential, PATHS.event),
 			chainWorkflow(credential, PATHS.chain),
 			linesWorkflow(credential, PATHS.resend, 4),
 			linesWorkflow(credential, PATHS.edit, 5),
+			linesWorkflow(credential, PATHS.siblings, 6),
 		]);
 		timings.publish = Date.now() - tPublish;
 		customerId = await serviceCustomer(sandbox, 'lines@example.com');
@@ -169,7 +174,11 @@ describe.each(N8N_VERSIONS)('Exactly once across executions in a real n8n %s', (
 	});
 
 	/** Posts a batch to a lines workflow of its own, whose line 7 fails once with `fault`: it stops with an error. */
-	async function failedIn(which: 'resend' | 'edit', batch: string, fault: OneShotFault) {
+	async function failedIn(
+		which: 'resend' | 'edit' | 'siblings',
+		batch: string,
+		fault: OneShotFault,
+	) {
 		const setup = { ...lines(), workflowId: workflowIds[which], path: PATHS[which] };
 		const execution = await failedBatch(server, setup, batch, fault);
 		expect(execution.status).toBe('error');
@@ -210,6 +219,44 @@ describe.each(N8N_VERSIONS)('Exactly once across executions in a real n8n %s', (
 			expect(second.after).toEqual(Array.from({ length: LINES }, () => 1));
 			expect(hintsOf(second.retried, INVOICE)).toMatch(
 				/1 item\(s\) whose outcome was unknown were sent again/,
+			);
+		},
+		8 * MINUTE,
+	);
+
+	test(
+		'HTTP 500 on line 7 of 12; Retry (fails again on line 7), then Retry of the original once more: the lines the first Retry invoiced are not invoiced again, and the error says where they are',
+		async () => {
+			const batch = `siblings-${version}`;
+			const execution = await failedIn('siblings', batch, 'http500');
+			const allButLine7 = Array.from({ length: LINES }, (_, index) =>
+				index === FAILING_LINE - 1 ? 0 : 1,
+			);
+			const first = await retryBatch(server, sandbox, batch, execution, false);
+			expect(first.retried).toMatchObject({
+				status: 'error',
+				mode: 'retry',
+				retryOf: execution.id,
+			});
+			expect(first.after).toEqual(allButLine7);
+
+			const second = await retryBatch(server, sandbox, batch, execution, false);
+			log(
+				`${batch}: after the first retry ${first.after}, after the original's second retry ${second.after}`,
+			);
+			expect(second.retried).toMatchObject({
+				status: 'error',
+				mode: 'retry',
+				retryOf: execution.id,
+			});
+			expect(second.after).toEqual(allButLine7);
+			const description = String(nodeRuns(second.retried.run, INVOICE)[0]?.error?.description);
+			const later = Array.from(
+				{ length: LINES - FAILING_LINE },
+				(_, n) => `item ${FAILING_LINE + n} (line ${FAILING_LINE + n + 1})`,
+			);
+			expect(description).toContain(
+				`Created by another retry of this execution, not sent again: ${later.join(', ')}.`,
 			);
 		},
 		8 * MINUTE,

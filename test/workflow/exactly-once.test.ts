@@ -175,6 +175,64 @@ describe('a failed execution retried from the executions list never creates agai
 		expect(hintsOf(resent)).toMatch(/1 item\(s\) whose outcome was unknown were sent again/);
 	});
 
+	it('the original retried a second time after its first retry failed: what the first retry created is not created again, and each such item says where it is', async () => {
+		// Item 6 gets no answer (500) in the first run; item 9 is refused (400) in the first retry, which stops there.
+		const { received, created } = service((item, seen) =>
+			item === 6 && seen === 0 ? 500 : item === 9 && seen === 0 ? 400 : 200,
+		);
+		const parameters = customerParameters({ options: { concurrency: 1 } });
+		const first = await runInvoiceService({ parameters, items: people(12) });
+		expect(first.status).toBe('error');
+
+		const retried = await first.retry();
+		expect(retried.status).toBe('error');
+		expect([7, 8, 9].map((item) => [received.get(item), created.get(item)])).toEqual([
+			[1, 1],
+			[1, 1],
+			[1, undefined],
+		]);
+
+		// The original again: 0-5 returned, 6 not sent (unknown), 7 and 8 not sent (the first retry created them),
+		// 9 sent (refused there: certainly not created), 10 and 11 sent (never reached).
+		const again = await first.retry();
+		expect(again.status).toBe('error');
+		for (let item = 0; item < 12; item++)
+			expect(created.get(item)).toBe(item === 6 ? undefined : 1);
+		expect([6, 7, 8, 9, 10].map((item) => received.get(item))).toEqual([1, 1, 1, 2, 1]);
+		const description = String(again.error?.description);
+		expect(description).toContain(
+			"Created by another retry of this execution, not sent again: item 7 (line 8), item 8 (line 9). That retry's execution holds their output",
+		);
+		expect(description).toContain('Outcome unknown, not sent again: item 6 (line 7).');
+
+		// A third retry of the original: nothing more is sent but item 6's way forward (the user checked).
+		const resent = await first.retry({
+			currentParameters: customerParameters({ options: { concurrency: 1, resendUnknown: true } }),
+		});
+		expect(resent.status).toBe('error');
+		expect(received.get(6)).toBe(2);
+		for (let item = 0; item < 12; item++) expect(created.get(item)).toBe(1);
+		expect(String(resent.error?.description)).toContain(
+			'Created by another retry of this execution, not sent again: item 7 (line 8), item 8 (line 9), item 9 (line 10), item 10 (line 11), item 11 (line 12).',
+		);
+	});
+
+	it('a retry of a retry follows its own record, and the retry keys only where a retry sends', async () => {
+		const { received, created } = service((item, seen) => (item === 3 && seen < 2 ? 400 : 200));
+		const parameters = customerParameters({ options: { concurrency: 1 } });
+		const first = await runInvoiceService({ parameters, items: people(5) });
+		expect(first.status).toBe('error');
+		// The first run is no retry: it claims no key of the store.
+		expect(deduplicator.rows.size).toBe(0);
+		const retried = await first.retry();
+		expect(retried.status).toBe('error');
+		const third = await retried.retry();
+		expect(third.status).toBe('success');
+		expect(idsOf(third.outputs[0])).toEqual(people(5).map((_, item) => `cust_${item}_1`));
+		expect(received.get(3)).toBe(3);
+		for (let item = 0; item < 5; item++) expect(created.get(item)).toBe(1);
+	});
+
 	it('the stop report names at most 50 items of a kind, then counts the rest', async () => {
 		service((item) => (item === 59 ? 400 : 200));
 		const first = await runInvoiceService({

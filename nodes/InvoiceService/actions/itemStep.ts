@@ -1,5 +1,5 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { NodeApiError, sleep } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 
 import {
 	type Claim,
@@ -25,6 +25,11 @@ export interface StepRun {
 	runOptions: RunOptions;
 	client: ServiceClient;
 	keys: IdempotencyKeys | undefined;
+	/**
+	 * Set when the keys are not the user's but the retry keys of a retried execution (router.ts, `retryKeys`): the
+	 * id its retries share, and each item's key is `retry <family> <item index>`.
+	 */
+	retryFamily?: string;
 	record: RunRecord;
 	counts: RunCounts;
 }
@@ -180,11 +185,11 @@ export class ItemStep {
 		this.claimedUpTo = end;
 	}
 
-	/** The item's Idempotency Key; undefined when blank. Throws FieldError. */
+	/** The item's Idempotency Key (or its retry key); undefined when blank. Throws FieldError. */
 	private keyOf(itemIndex: number): string | undefined {
-		return this.run.keys?.keyOf(
-			itemParameter(this.context, 'options.idempotencyKey', itemIndex, ''),
-		);
+		const { keys, retryFamily } = this.run;
+		if (retryFamily !== undefined) return `retry ${retryFamily} ${itemIndex}`;
+		return keys?.keyOf(itemParameter(this.context, 'options.idempotencyKey', itemIndex, ''));
 	}
 
 	/** The item's key, claimed: undefined without a key; Already Created when it created the record before. */
@@ -200,6 +205,13 @@ export class ItemStep {
 		if (key === undefined) return undefined;
 		const found = await (ahead?.claim ??
 			keys.claim(key, itemIndex, { resendUnknown: runOptions.resendUnknown }));
+		const byAnotherRetry = this.run.retryFamily !== undefined;
+		if (found.state === 'created' && byAnotherRetry) {
+			// Done by another retry, whose execution holds the output: failed without a request, the others go on.
+			counts.createdByAnotherRetry.push(itemIndex);
+			this.notSentAgain.add(itemIndex);
+			throw createdByAnotherRetryError(this.context, itemIndex);
+		}
 		if (found.state === 'created') {
 			counts.alreadyCreated++;
 			return { alreadyCreated: alreadyCreatedItem(key, itemIndex, found.where) };
@@ -208,7 +220,9 @@ export class ItemStep {
 			// Like an unknown outcome in the record: failed without a request, and the other items go on.
 			counts.notResent++;
 			this.notSentAgain.add(itemIndex);
-			throw unknownKeyError(this.context, key, itemIndex);
+			throw byAnotherRetry
+				? unknownInAnotherRetryError(this.context, itemIndex)
+				: unknownKeyError(this.context, key, itemIndex);
 		}
 		return { claim: found.claim };
 	}
@@ -288,6 +302,31 @@ function alreadyCreatedItem(
 		},
 		pairedItem: { item: itemIndex },
 	};
+}
+
+/** An item another retry of this failed execution created: not sent again, and where its output is. */
+function createdByAnotherRetryError(context: IExecuteFunctions, itemIndex: number): NodeError {
+	return new NodeOperationError(
+		context.getNode(),
+		`Item ${itemIndex}: another retry of this execution already created this item's record`,
+		{
+			itemIndex,
+			description:
+				"Not sent again, so that it is not created twice. This failed execution was retried more than once, and an earlier retry created this item: that retry's execution holds its output. Go on from that execution (retry it if it failed), not from this one.",
+		},
+	);
+}
+
+/** An item another retry of this failed execution sent without an answer: not sent again, and the way on. */
+function unknownInAnotherRetryError(context: IExecuteFunctions, itemIndex: number): NodeError {
+	return new NodeOperationError(
+		context.getNode(),
+		`Item ${itemIndex}: another retry of this execution sent this item, and its outcome is unknown: the service may or may not hold the record`,
+		{
+			itemIndex,
+			description: `Not sent again, so that it is not created twice. ${UNKNOWN_OUTCOME_WAY_FORWARD}`,
+		},
+	);
 }
 
 /** The error of an item whose outcome was unknown in an earlier try: said again, and not sent. */

@@ -41,6 +41,7 @@ export function readKeySettings(options: IDataObject): KeySettings {
 		// Another process's create of the same key may take its whole retry budget and time-out.
 		flightWaitMs: maxRetryWaitMs + timeoutMs + flightTiming.marginMs,
 		keyField: idempotencyKeyOption.displayName,
+		purpose: 'idempotency',
 	};
 }
 

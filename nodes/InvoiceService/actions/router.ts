@@ -16,7 +16,7 @@ import { isToolRun } from './tool';
 /** What a run needs before its first item: the operation, the run options, a client, and the keys if set. */
 type Run = Omit<StepRun, 'record' | 'counts'>;
 
-async function prepareRun(context: IExecuteFunctions): Promise<Run> {
+async function prepareRun(context: IExecuteFunctions, record: RunRecord): Promise<Run> {
 	const resource = context.getNodeParameter('resource', 0) as string;
 	const operationName = context.getNodeParameter('operation', 0) as string;
 	const operation = findOperation(resource, operationName);
@@ -29,12 +29,44 @@ async function prepareRun(context: IExecuteFunctions): Promise<Run> {
 	// Run-wide settings come from the first item: they shape the whole batch, not one request.
 	const options = context.getNodeParameter('options', 0, {}) as IDataObject;
 	const runOptions = readRunOptions(options);
-	// No Idempotency Key set: no keys, and the node works as it always has.
+	// No Idempotency Key set: no keys, and the node works as it always has (a retried execution aside).
 	const keys = keysConfigured(context.getNode().parameters)
 		? IdempotencyKeys.of(context, readKeySettings(options))
 		: undefined;
+	const retries = keys ? undefined : retryKeys(context, options, record);
 	const client = await ServiceClient.create(context, runOptions);
-	return { operation, operationName: `${resource}/${operationName}`, runOptions, client, keys };
+	return {
+		operation,
+		operationName: `${resource}/${operationName}`,
+		runOptions,
+		client,
+		keys: keys ?? retries?.keys,
+		retryFamily: retries?.family,
+	};
+}
+
+/**
+ * A retried execution (n8n's executions list: mode "retry") with no Idempotency Key claims keys of its own for the
+ * items it sends, one per item of the failed execution (itemStep.ts), in the same store and under the same lock:
+ * n8n lets one failed execution be retried more than once (the original again after its retry failed too), and
+ * each retry starts from the same saved record, which does not hold what another retry created. None where a
+ * Remove Duplicates node keeps the workflow's row of the store: that run is as without them (docs/reference.md).
+ */
+function retryKeys(
+	context: IExecuteFunctions,
+	options: IDataObject,
+	record: RunRecord,
+): { keys: IdempotencyKeys; family: string } | undefined {
+	const family = record.family;
+	if (context.getMode() !== 'retry' || family === undefined) return undefined;
+	try {
+		return {
+			keys: IdempotencyKeys.of(context, { ...readKeySettings(options), purpose: 'retries' }),
+			family,
+		};
+	} catch {
+		return undefined;
+	}
 }
 
 /**
@@ -51,9 +83,10 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	const outputs = (created: INodeExecutionData[], alreadyCreated: INodeExecutionData[] = []) =>
 		withAlreadyCreated ? [created, alreadyCreated] : [created];
 
+	const record = RunRecord.of(this, { toolCall: isToolRun(this) });
 	let run: Run;
 	try {
-		run = await prepareRun(this);
+		run = await prepareRun(this, record);
 	} catch (caught) {
 		const error = asNodeError(this, caught, 0);
 		if (!continueOnFail) throw error;
@@ -62,7 +95,6 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	}
 	const { operation, operationName, runOptions, client } = run;
 
-	const record = RunRecord.of(this, { toolCall: isToolRun(this) });
 	const counts = noCounts();
 	const step = new ItemStep(this, { ...run, record, counts }, items.length);
 	const results: Array<INodeExecutionData | undefined> = new Array(items.length);

@@ -52,6 +52,11 @@ export interface KeySettings {
 	flightWaitMs: number;
 	/** The key's field, as an item's error names it. */
 	keyField: string;
+	/**
+	 * Whose keys these are: the user's Idempotency Keys, or the node's own for the items a retried execution sends
+	 * (actions/itemStep.ts, "retry keys"): a store error names what could not be checked.
+	 */
+	purpose: 'idempotency' | 'retries';
 }
 
 export class IdempotencyKeys {
@@ -119,7 +124,7 @@ export class IdempotencyKeys {
 			answer = await this.waitOutFlight(key, resendUnknown);
 		} catch (error) {
 			done();
-			throw storeItemError(this.context, error, itemIndex);
+			throw storeItemError(this.context, error, itemIndex, this.settings.purpose);
 		}
 		if (answer === 'created') {
 			done();
@@ -219,6 +224,7 @@ function storeItemError(
 	context: IExecuteFunctions,
 	error: unknown,
 	itemIndex: number,
+	purpose: KeySettings['purpose'],
 ): NodeOperationError {
 	const kind = error instanceof LockError ? error.kind : 'store';
 	const said =
@@ -227,10 +233,15 @@ function storeItemError(
 		error instanceof LockError && error.cause
 			? ` (${String((error.cause as Error).message ?? error.cause)})`
 			: '';
+	const checked =
+		purpose === 'idempotency'
+			? 'the Idempotency Key'
+			: 'what other retries of this execution sent for this item';
+	const keys = purpose === 'idempotency' ? 'the Idempotency Keys' : "the node's checks of retries";
 	const message = {
-		store: `Item ${itemIndex}: n8n's database could not check the Idempotency Key`,
-		busy: `Item ${itemIndex}: the Idempotency Keys of this workflow stayed locked in n8n's database`,
-		conflict: `Item ${itemIndex}: the Idempotency Keys cannot be kept in this workflow`,
+		store: `Item ${itemIndex}: n8n's database could not check ${checked}`,
+		busy: `Item ${itemIndex}: ${keys} of this workflow stayed locked in n8n's database`,
+		conflict: `Item ${itemIndex}: ${keys} cannot be kept in this workflow`,
 	}[kind];
 	const next = {
 		store: "Check that n8n's database is reachable and has room, then run the item again.",

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
@@ -11,7 +11,8 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
  *   restart or on another queue-mode worker) runs the failed node again from the saved execution.
  *
  * Per item index it keeps either what the service created or, when the service may have acted without
- * answering, the error. Exactly this, never binary data, never the key:
+ * answering, the error, and once an id that every retry of a failed execution copies (`family`). Exactly this,
+ * never binary data, never the key:
  * - created: the fields of the service's answer, which are the output item's json (a customer's id, name and
  *   e-mail; an invoice's invoice_id, status and download_url), so that the item a retry returns carries the
  *   same fields its first output had; and `fingerprint`, a SHA-256 of the operation and the request body,
@@ -53,6 +54,11 @@ interface RecordedItem {
 
 interface SavedRecord {
 	version: 1;
+	/**
+	 * Made with the record in the node run's first try, and copied with it into every retry of the execution: what
+	 * sibling retries of one failed execution share (see `family`). Absent in records saved by earlier versions.
+	 */
+	id?: string;
 	/** By input item index (the retried run gets the same items in the same order). */
 	items: Record<string, RecordedItem>;
 }
@@ -94,9 +100,20 @@ export class RunRecord {
 			: (context.getExecuteData?.() as unknown as Record<string, unknown> | undefined);
 		if (!holder) return new RunRecord(undefined, undefined);
 		const found = holder[RECORD_PROPERTY];
-		const saved = isSavedRecord(found) ? found : { version: 1 as const, items: {} };
+		const saved = isSavedRecord(found)
+			? found
+			: { version: 1 as const, id: randomUUID(), items: {} };
 		holder[RECORD_PROPERTY] = saved;
 		return new RunRecord(holder, saved);
+	}
+
+	/**
+	 * The id every try and retry of this node run shares: n8n's executions list can retry one failed execution more
+	 * than once (the original again after its retry failed too), and each retry starts from the same saved record,
+	 * which does not hold what the other retries created. Undefined without a record.
+	 */
+	get family(): string | undefined {
+		return this.saved?.id;
 	}
 
 	/** What an earlier run did with this item (by its index, whatever its request is now); undefined: send it. */
@@ -185,6 +202,7 @@ function isSavedRecord(value: unknown): value is SavedRecord {
 		typeof record === 'object' &&
 		record !== null &&
 		record.version === 1 &&
+		(record.id === undefined || typeof record.id === 'string') &&
 		typeof record.items === 'object' &&
 		record.items !== null
 	);

@@ -19,6 +19,8 @@ export interface RunCounts {
 	resent: number;
 	/** Items whose Idempotency Key created a record in an earlier execution: on Already Created, not sent. */
 	alreadyCreated: number;
+	/** Items another retry of this failed execution created (its retry keys): failed, not sent. */
+	createdByAnotherRetry: number[];
 }
 
 export const noCounts = (): RunCounts => ({
@@ -28,6 +30,7 @@ export const noCounts = (): RunCounts => ({
 	notResent: 0,
 	resent: 0,
 	alreadyCreated: 0,
+	createdByAnotherRetry: [],
 });
 
 /** How many entries a report lists of one kind; the rest are counted. */
@@ -47,7 +50,8 @@ const EARLIER =
 
 /** What the run did besides sending, in the user's words (execution hints). */
 export function runHints(counts: RunCounts): string[] {
-	const { returned, rebuilt, changed, notResent, resent, alreadyCreated } = counts;
+	const { returned, rebuilt, changed, notResent, resent, alreadyCreated, createdByAnotherRetry } =
+		counts;
 	return [
 		returned > 0
 			? `${returned} item(s) were ${EARLIER} and were not sent again: the output that try made is returned.`
@@ -67,7 +71,13 @@ export function runHints(counts: RunCounts): string[] {
 		alreadyCreated > 0
 			? `${alreadyCreated} item(s) were already created through this node in an earlier execution or earlier in this run (same Idempotency Key): they went to the Already Created output and were not sent.`
 			: '',
+		createdByAnotherRetry.length > 0 ? byAnotherRetry(createdByAnotherRetry) : '',
 	].filter(Boolean);
+}
+
+/** The items another retry of this failed execution created, and where their outputs are. */
+function byAnotherRetry(items: number[]): string {
+	return `Created by another retry of this execution, not sent again: ${listed([...items].sort((a, b) => a - b).map(itemName))}. That retry's execution holds their output: go on from it (retry it if it failed), not from this one.`;
 }
 
 export interface Failed {
@@ -121,8 +131,9 @@ export function withStopReport(run: StoppedRun): NodeError {
 	for (let index = 0; index < count; index++) {
 		if (!handled.has(index) && !known.has(index)) notSent++;
 	}
+	const byOthers = counts.createdByAnotherRetry.filter((index) => index !== thrownIndex);
 	const thrownAlone =
-		created.length + others.length + notSent + counts.alreadyCreated === 0 &&
+		created.length + others.length + notSent + counts.alreadyCreated + byOthers.length === 0 &&
 		unknown.length <= (known.has(thrownIndex) ? 1 : 0);
 	if (thrownAlone) return error;
 	const report = [
@@ -139,6 +150,7 @@ export function withStopReport(run: StoppedRun): NodeError {
 		counts.alreadyCreated > 0
 			? `${counts.alreadyCreated} item(s) were already created in an earlier execution (same Idempotency Key) and were not sent.`
 			: '',
+		counts.createdByAnotherRetry.length > 0 ? byAnotherRetry(counts.createdByAnotherRetry) : '',
 		notSent > 0
 			? keyRefused
 				? `${notSent} other item(s) were not sent: the service refused the API key.`
