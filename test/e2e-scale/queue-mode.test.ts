@@ -643,7 +643,11 @@ describe.each(N8N_VERSIONS)(
 			const first = await retryBatch(main!, sandbox!, batch, failed, false);
 			const second = await retryBatch(main!, sandbox!, batch, failed, false);
 			console.log(
-				`[queue e2e ${VERSION}] ${batch}: invoices per line after the first retry ${first.after}, after the original's second retry ${second.after}`,
+				`[queue e2e ${VERSION}] ${batch}: invoices per line after the failure ${first.before}, after the first retry ${first.after}, after the original's second retry ${second.after}`,
+			);
+			// The first retry invoiced lines the failed run had not reached: the second one had them to send again.
+			expect(first.before.some((count, index) => count === 0 && index !== FAILING_LINE - 1)).toBe(
+				true,
 			);
 			expect(first.after).toEqual(allButLine7);
 			expect(second.after).toEqual(allButLine7);
