@@ -118,13 +118,16 @@ export async function saveWorkflowNodes(
 	});
 }
 
-/** The ids of a workflow's executions, newest first. */
+/**
+ * The ids of a workflow's executions, each once. n8n 1.x lists the running executions and the finished ones in
+ * two queries at once and joins them: one that finishes in between is in both.
+ */
 export async function executionIds(server: N8nServer, workflowId: string): Promise<string[]> {
 	const filter = encodeURIComponent(JSON.stringify({ workflowId }));
 	const list = (await mustRest(server, 'GET', `/executions?filter=${filter}&limit=100`)) as {
 		results: Array<{ id: string }>;
 	};
-	return list.results.map((execution) => String(execution.id));
+	return [...new Set(list.results.map((execution) => String(execution.id)))];
 }
 
 /** An execution once it has finished (polls while it is new, running or waiting to be saved). */
