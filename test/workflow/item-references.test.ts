@@ -10,6 +10,8 @@ import {
 	invoiceParameters,
 	runInvoiceService,
 } from '../support/invoice-service';
+import { InvoiceService } from '../../nodes/InvoiceService/InvoiceService.node';
+import { configuredOutputs } from '../../nodes/InvoiceService/actions/keys.descriptions';
 
 // A parameter that is one reference to a field of the item (`{{ $json.email }}`) is read from the item by the node
 // (actions/itemParameter.ts), not by n8n's expression engine. It must give what n8n gives, for every value an item
@@ -107,12 +109,12 @@ const cases: Case[] = [
 ];
 
 /** One run of the node over one item per value: what the service received, and what the node answered. */
-async function runWith(parameters: INodeParameters, endpoint: string) {
+async function runWith(parameters: INodeParameters, endpoint: string, itemCount = values.length) {
 	const received: unknown[] = [];
 	nock.cleanAll();
 	nock(ORIGIN)
 		.post(`${API}/${endpoint}`)
-		.times(values.length)
+		.times(itemCount)
 		.reply((_uri, body) => {
 			received.push(body);
 			return [
@@ -127,7 +129,7 @@ async function runWith(parameters: INodeParameters, endpoint: string) {
 			...parameters,
 			options: { ...(parameters.options as IDataObject), concurrency: 1 },
 		},
-		items: values.map(([, value]) => item(value)),
+		items: values.slice(0, itemCount).map(([, value]) => item(value)),
 		onError: 'continueRegularOutput',
 		nodeId: randomUUID(),
 	});
@@ -169,6 +171,51 @@ describe('a parameter that refers to a field of the item gives what n8n gives', 
 		});
 		expect(run.error).toBeUndefined();
 		expect(bodies.map((body) => body.first_name)).toEqual([sent]);
+	});
+});
+
+// A fixed value (no expression) is taken as it is too: n8n gives it unchanged for this node's parameters, as long as
+// none has a `validateType` (n8n would check and convert the value). Each fixed value runs once as it is and once
+// as an expression that n8n evaluates to the same value (an empty one is not among them: n8n refuses a workflow
+// whose required parameter is empty before the node runs, and an empty Idempotency Key is no key).
+const fixedValues: unknown[] = [
+	'Ada',
+	'  Ada  ',
+	' ',
+	'usd',
+	'EUR',
+	'[{"description":"J","price":3}]',
+	'cust_12',
+	42,
+	0,
+	99.95,
+	-5,
+	true,
+	false,
+];
+
+describe('a fixed value gives what n8n gives', () => {
+	it('no parameter of the node has a validateType', () => {
+		const withValidateType = (properties: unknown[]): string[] =>
+			properties.flatMap((property) => {
+				const { name, validateType, options, values } = property as IDataObject;
+				const nested = [options, values].filter(Array.isArray) as unknown[][];
+				return [...(validateType ? [String(name)] : []), ...nested.flatMap(withValidateType)];
+			});
+		expect(withValidateType(new InvoiceService().description.properties)).toEqual([]);
+	});
+
+	it.each(cases)('$name', async ({ parameters, endpoint }) => {
+		for (const fixed of fixedValues) {
+			const asIs = parameters(fixed as string);
+			const expression = parameters(`={{ ${JSON.stringify(fixed)} }}`);
+			// A fixed blank or true/false Idempotency Key is no key (configuredOutputs), where any expression is one:
+			// those two runs differ by design, whatever the node reads.
+			if (configuredOutputs(asIs).length !== configuredOutputs(expression).length) continue;
+			const read = await runWith(asIs, endpoint, 1);
+			const evaluated = await runWith(expression, endpoint, 1);
+			expect({ fixed, ...read }).toEqual({ fixed, ...evaluated });
+		}
 	});
 });
 

@@ -68,7 +68,7 @@ export async function receiveFile(
 	}
 	const { raw } = sent;
 	if (raw.statusCode < 200 || raw.statusCode > 299) {
-		sent.abort();
+		sent.abort?.();
 		discard(raw.body);
 		const failure = httpFailure({ httpCode: raw.statusCode, bodyKind: 'binary' }, call);
 		// Only "slow down" answers keep their meaning for a file; anything else is just the file missing.
@@ -79,7 +79,7 @@ export async function receiveFile(
 	const body = await readAtMost(raw, maxBytes, sent.signal);
 	// Refused or broken: abort the request itself, which closes the socket (destroying the body stream alone
 	// leaves it open when the helper hands over a wrapper stream).
-	if (!('data' in body)) sent.abort();
+	if (!('data' in body)) sent.abort?.();
 	if ('tooLarge' in body) return { ok: false, failure: fileTooLarge(maxBytes, body.announced) };
 	if ('error' in body) {
 		if (sent.deadline.aborted) return { ok: false, failure: downloadDeadlineFailure(timeoutMs) };

@@ -8,11 +8,11 @@ export interface RawResponse {
 }
 
 /**
- * How one request ended: an answer (with the signals that can still cut its body short, and `abort` to give up
- * on it), or no answer at all (`deadlineHit` when the total deadline cut it off).
+ * How one request ended: an answer (with the signals that can still cut its body short, and, for a streamed
+ * body, `abort` to give up on it), or no answer at all (`deadlineHit` when the total deadline cut it off).
  */
 export type Sent =
-	| { raw: RawResponse; deadline: AbortSignal; signal: AbortSignal; abort: () => void }
+	| { raw: RawResponse; deadline: AbortSignal; signal: AbortSignal; abort?: () => void }
 	| { error: unknown; deadlineHit: boolean; cancelled?: boolean };
 
 /** What kind of body came back: `binary` for a file download, whose body is not read as text. */

@@ -17,6 +17,7 @@ import {
 	receiveFile,
 	unusableUrl,
 } from './download';
+import { Deadlines } from './deadlines';
 import { interpretResponse, type RawResponse, type Sent } from './envelope';
 import {
 	type Attempt,
@@ -69,6 +70,9 @@ export interface PostOptions {
 export class ServiceClient {
 	/** Set by the first 401 of the run: from then on nothing more is sent with this key. */
 	private keyRefused = false;
+	private readonly deadlines: Deadlines;
+	/** The context the helper is called on for the latest signal (see `authenticated`). */
+	private view: { signal: AbortSignal; context: IExecuteFunctions } | undefined;
 
 	private constructor(
 		private readonly context: IExecuteFunctions,
@@ -78,7 +82,9 @@ export class ServiceClient {
 		/** This service and key as the process-wide pace knows them (no key in clear). */
 		private readonly service: string,
 		readonly log: RunLog,
-	) {}
+	) {
+		this.deadlines = new Deadlines(options.timeoutMs);
+	}
 
 	/** Reads and checks the credential; throws (before anything is sent) when it cannot be used. */
 	static async create(context: IExecuteFunctions, options: ClientOptions): Promise<ServiceClient> {
@@ -111,13 +117,18 @@ export class ServiceClient {
 			url,
 			body,
 			json: true,
-			timeout: this.options.timeoutMs,
+			timeout: this.deadlines.helperTimeoutMs,
 			returnFullResponse: true,
 			ignoreHttpStatusErrors: true,
 			sendCredentialsOnCrossOriginRedirect: false,
 		};
 		return await this.withRetries(call, { itemIndex, serviceCall: true }, async () => {
-			const sent = await this.send(request, { itemIndex, withKey: true, createsRecord: true });
+			const sent = await this.send(request, {
+				itemIndex,
+				withKey: true,
+				createsRecord: true,
+				streamed: false,
+			});
 			if ('error' in sent) {
 				// Cut by the deadline or a Stop, or broken after it reached the service: it may have acted, so it is
 				// never sent again. Only a request that surely never arrived (refused, no such host) is retried.
@@ -150,7 +161,7 @@ export class ServiceClient {
 			method: 'GET',
 			url,
 			encoding: 'stream',
-			timeout: this.options.timeoutMs,
+			timeout: this.deadlines.helperTimeoutMs,
 			returnFullResponse: true,
 			ignoreHttpStatusErrors: true,
 			sendCredentialsOnCrossOriginRedirect: false,
@@ -165,6 +176,7 @@ export class ServiceClient {
 				itemIndex,
 				withKey: sameOrigin,
 				createsRecord: false,
+				streamed: true,
 			});
 			return await receiveFile(sent, limits);
 		});
@@ -176,9 +188,10 @@ export class ServiceClient {
 	/**
 	 * Sends one request with a total deadline. n8n's request helpers only offer an idle time-out, which a
 	 * trickling answer never trips, so the deadline is an AbortSignal (its timer is Node's own, unref'd, and
-	 * needs no clearing). The signal also follows the execution's own cancel signal, so stopping the workflow
-	 * still stops the request, and `abort()` lets the caller give up on a streamed body. The helper keeps the
-	 * signal attached while a streamed body is read, and an abort destroys the socket: nothing is left running.
+	 * needs no clearing), shared by the requests that start together (deadlines.ts). The signal also follows the
+	 * execution's own cancel signal, so stopping the workflow still stops the request. A streamed request has a
+	 * signal of its own besides, and `abort()` lets the caller give up on its body; the helper keeps the signal
+	 * attached while a streamed body is read, and an abort destroys the socket: nothing is left running.
 	 *
 	 * A Stop (or the workflow's time-out) before the request leaves sends nothing, and says so. One that comes
 	 * while a create is under way may have come after the service received it: an unknown outcome, never "not
@@ -190,13 +203,16 @@ export class ServiceClient {
 			itemIndex,
 			withKey,
 			createsRecord,
-		}: { itemIndex: number; withKey: boolean; createsRecord: boolean },
+			streamed,
+		}: { itemIndex: number; withKey: boolean; createsRecord: boolean; streamed: boolean },
 	): Promise<Sent> {
 		const cancel = this.context.getExecutionCancelSignal?.();
 		if (cancel?.aborted) throw this.stoppedBeforeSending(itemIndex);
-		const deadline = AbortSignal.timeout(this.options.timeoutMs);
-		const stop = new AbortController();
-		const signal = AbortSignal.any([deadline, stop.signal, ...(cancel ? [cancel] : [])]);
+		const shared = this.deadlines.next(cancel);
+		const { deadline } = shared;
+		const stop = streamed ? new AbortController() : undefined;
+		const signal = stop ? AbortSignal.any([shared.signal, stop.signal]) : shared.signal;
+		const abort = stop ? () => stop.abort() : undefined;
 		this.log.sent(itemIndex);
 		try {
 			const raw = withKey
@@ -205,7 +221,7 @@ export class ServiceClient {
 						...request,
 						abortSignal: signal,
 					})) as RawResponse);
-			return { raw, deadline, signal, abort: () => stop.abort() };
+			return { raw, deadline, signal, ...(abort ? { abort } : {}) };
 		} catch (error) {
 			if (deadline.aborted) return { error, deadlineHit: true };
 			if (createsRecord && cancel?.aborted) return { error, deadlineHit: false, cancelled: true };
@@ -230,17 +246,21 @@ export class ServiceClient {
 	 *
 	 * The helper replaces the request's `abortSignal` with the execution's cancel signal (n8n 1.x and 2.x alike:
 	 * `requestOptions.abortSignal = this.getExecutionCancelSignal()`), so it is called on a view of the context
-	 * whose cancel signal is `signal`: the execution's own, joined with the deadline.
+	 * whose cancel signal is `signal`: the execution's own, joined with the deadline (one view per signal, which
+	 * the requests that start together share).
 	 */
 	private async authenticated(
 		request: IHttpRequestOptions,
 		signal: AbortSignal,
 	): Promise<RawResponse> {
-		const context = Object.create(this.context, {
-			getExecutionCancelSignal: { value: () => signal },
-		}) as IExecuteFunctions;
+		if (this.view?.signal !== signal) {
+			const context = Object.create(this.context, {
+				getExecutionCancelSignal: { value: () => signal },
+			}) as IExecuteFunctions;
+			this.view = { signal, context };
+		}
 		return (await this.context.helpers.httpRequestWithAuthentication.call(
-			context,
+			this.view.context,
 			CREDENTIAL_TYPE,
 			request,
 			{
