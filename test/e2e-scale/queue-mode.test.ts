@@ -30,6 +30,7 @@ import {
 	n8nBin,
 	n8nEnv,
 	nodeOutput,
+	nodeRuns,
 	packPackage,
 	removeHome,
 	startN8nServer,
@@ -46,6 +47,7 @@ import {
 	eventWorkflow,
 	expectRetryCompleted,
 	failedBatch,
+	hintsOf,
 	invoicesFor,
 	linesWorkflow,
 	retryBatch,
@@ -57,6 +59,7 @@ import {
 	postWebhook as postTo,
 	publishWorkflows,
 	saveCredential,
+	saveWorkflowNodes,
 	type SavedExecution,
 } from '../support/executions';
 import { postgresBinDir, startPostgres, type Postgres } from '../support/postgres';
@@ -75,6 +78,8 @@ const PDF_WEBHOOK_PATH = 'new-customer-pdf';
 const LINES_PATH = 'exactly-once-lines';
 /** The same batch, for the original execution retried twice. */
 const SIBLINGS_PATH = 'exactly-once-siblings';
+/** The same batch, for Resend Unknown Outcomes turned on before a Retry with the current workflow. */
+const RESEND_PATH = 'exactly-once-resend';
 /** Webhook → Invoice → Create keyed on the event (test/support/exactly-once.ts): the Idempotency Key tests. */
 const EVENT_PATH = 'keyed-event';
 /** Events of the same-instant test, each posted twice at once. */
@@ -653,6 +658,45 @@ describe.each(N8N_VERSIONS)(
 			expect(second.after).toEqual(allButLine7);
 			for (const { retried } of [first, second]) {
 				expect(retried).toMatchObject({ status: 'error', mode: 'retry', retryOf: failed.id });
+				await waitUntilFinished(retried.id);
+				expect(workersThatRan(retried.id)).toHaveLength(1);
+			}
+		});
+
+		test('HTTP 500 on line 7 of 12; Retry on a worker names line 7; Resend Unknown Outcomes turned on, Retry with current workflow on a worker: each line once', async () => {
+			const credential = await credentialOnce();
+			const lines: LinesSetup = {
+				sandbox: sandbox!,
+				workflowId: (await publishWorkflows(main!, [linesWorkflow(credential, RESEND_PATH, 9)]))[0],
+				path: RESEND_PATH,
+				customerId: await serviceCustomer(sandbox!, 'queue.resend@example.com'),
+			};
+			const batch = `queue-resend-${VERSION}`;
+			const failed = await failedBatch(main!, lines, batch, 'http500');
+			expect(failed.status).toBe('error');
+			const first = await retryBatch(main!, sandbox!, batch, failed, false);
+			expect(first.retried).toMatchObject({ status: 'error', mode: 'retry', retryOf: failed.id });
+			expect(first.after).toEqual(
+				Array.from({ length: LINES }, (_, index) => (index === FAILING_LINE - 1 ? 0 : 1)),
+			);
+			expect(String(nodeRuns(first.retried.run, INVOICE)[0]?.error?.description)).toContain(
+				`item ${FAILING_LINE - 1} (line ${FAILING_LINE})`,
+			);
+			// The user checked the service, found no invoice for line 7, and turned the option on in the saved workflow.
+			await saveWorkflowNodes(main!, lines.workflowId, (nodes) => {
+				const invoice = nodes.find((node) => node.name === INVOICE)!.parameters;
+				invoice.options = { ...(invoice.options as object), resendUnknown: true };
+			});
+			const second = await retryBatch(main!, sandbox!, batch, first.retried, true);
+			console.log(
+				`[queue e2e ${VERSION}] ${batch}: invoices per line after the failure ${first.before}, after the retry ${first.after}, after Resend Unknown Outcomes ${second.after}`,
+			);
+			expect(second.retried).toMatchObject({ status: 'success', mode: 'retry' });
+			expect(second.after).toEqual(Array.from({ length: LINES }, () => 1));
+			expect(hintsOf(second.retried, INVOICE)).toMatch(
+				/1 item\(s\) whose outcome was unknown were sent again/,
+			);
+			for (const { retried } of [first, second]) {
 				await waitUntilFinished(retried.id);
 				expect(workersThatRan(retried.id)).toHaveLength(1);
 			}
