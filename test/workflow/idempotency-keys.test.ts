@@ -240,6 +240,41 @@ describe('three states per key', () => {
 	});
 });
 
+describe("a key claimed ahead that outlives another process's wait", () => {
+	it('made unknown by that process meanwhile, its create succeeds: the key ends created, not absent', async () => {
+		const nodeId = randomUUID();
+		// Wait = Max Retry Wait (0) + Timeout (1 s) + margin (0); each create takes 0.6 s, one at a time, so item 2,
+		// claimed ahead at the start, is settled 1.8 s after its claim.
+		Object.assign(flightTiming, { marginMs: 0, pollMinMs: 50, pollMaxMs: 100 });
+		const created: number[] = [];
+		nock(ORIGIN)
+			.post(`${API}/create-customer`)
+			.times(3)
+			.delay(600)
+			.reply((_uri, body) => {
+				const n = Number(/\d+/.exec((body as IDataObject).email as string)![0]);
+				created.push(n);
+				return [200, { status: 'success', response: { id: `cust_${n}`, name: 'Ada' } }];
+			});
+		const items = [event(500), event(501), event(502)];
+		const run = runInvoiceService(
+			keyed(nodeId, items, { options: { concurrency: 1, maxRetryWait: 0, timeout: 1000 } }),
+		);
+		// Another process waited 1 s for event-502 in flight, then gave up on it: unknown (its claim entry out).
+		await sleep(1100);
+		expect(stateOf(nodeId, 'event-502')).toBe('flight');
+		await whenUnlocked(() => setState(nodeId, 'event-502', 'unknown'));
+		const done = await run;
+		expect(done.error).toBeUndefined();
+		expect(created).toEqual([500, 501, 502]);
+		expect(items.map(({ eventId }) => stateOf(nodeId, eventId))).toEqual([
+			'created',
+			'created',
+			'created',
+		]);
+	});
+});
+
 describe("a run's keys go to the store together", () => {
 	it('60 keyed items: each created once, with a handful of writes of the row, not two per item', async () => {
 		const nodeId = randomUUID();

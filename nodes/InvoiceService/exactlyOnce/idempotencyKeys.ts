@@ -137,10 +137,14 @@ export class IdempotencyKeys {
 			done();
 			return { state: 'unknown' };
 		}
+		const claimedAt = flightTiming.now();
 		const settleAs = async (outcome: 'created' | 'unknown' | 'released') => {
 			try {
 				const store = this.store();
-				await store.settle(this.row, key, outcome);
+				// Held as long as another process waits for a key in flight (a claim made ahead of a slow run): that
+				// process may have given up on it and made it unknown, and a created key must not end absent.
+				const outlived = flightTiming.now() - claimedAt >= this.settings.flightWaitMs;
+				await store.settle(this.row, key, outcome, outlived);
 				this.wroteIn(store);
 				if (outcome === 'created') this.createdHere.add(key);
 			} finally {

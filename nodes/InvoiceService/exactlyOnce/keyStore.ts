@@ -58,7 +58,8 @@ interface Pending<T> {
 	reject(error: unknown): void;
 }
 type ClaimOp = Pending<ClaimAnswer> & ClaimRequest;
-type OutcomeOp = Pending<void> & { outcome: Outcome };
+/** `reassert`: a created key's `claim:` entry is written again (see KeyStore.settle). */
+type OutcomeOp = Pending<void> & { outcome: Outcome; reassert: boolean };
 
 export class KeyStore {
 	private claims: ClaimOp[] = [];
@@ -82,9 +83,14 @@ export class KeyStore {
 		});
 	}
 
-	async settle(row: NodeRow, key: string, outcome: Outcome): Promise<void> {
+	/**
+	 * A key's outcome. `reassert` (for "created"): the claim may have outlived another process's wait for it, which
+	 * then took its `claim:` entry out (unknown); the entry is checked in again, so that the key ends created, not
+	 * absent (a later delivery would create the record again).
+	 */
+	async settle(row: NodeRow, key: string, outcome: Outcome, reassert = false): Promise<void> {
 		return await new Promise<void>((resolve, reject) => {
-			this.outcomes.push({ row, key, outcome, resolve, reject });
+			this.outcomes.push({ row, key, outcome, reassert, resolve, reject });
 			void this.write();
 		});
 	}
@@ -201,6 +207,19 @@ async function writeRow(batch: RowBatch, stillHeld: () => void): Promise<void> {
 			answers = claims.map((claim) => decide(claim, held, remove));
 		}
 		// No stillHeld() from here on: the check is written, and the row is only right once this removal is.
+		const reasserted = outcomes
+			.filter((op) => op.reassert && op.outcome === 'created')
+			.map(({ key }) => CLAIM + key);
+		if (reasserted.length > 0) {
+			// Only adds what should be there: written twice (a repeat after a lost answer) is still right.
+			await call(
+				async () =>
+					await row.helpers.checkProcessedAndRecord(reasserted, 'node', {
+						mode: 'entries',
+						maxEntries: row.historySize + claims.length + reasserted.length,
+					}),
+			);
+		}
 		if (remove.length > 0) {
 			await call(
 				async () => await row.helpers.removeProcessed(remove, 'node', { mode: 'entries' }),
