@@ -13,6 +13,7 @@ import {
 	IdempotencyKeys,
 } from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
 import { lockTiming } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
+import { aheadTiming } from '../../nodes/InvoiceService/actions/itemStep';
 import { readKeySettings } from '../../nodes/InvoiceService/actions/keys.descriptions';
 import { deduplicator } from '../support/harness/run-node';
 import {
@@ -68,12 +69,13 @@ async function whenUnlocked(change: () => void): Promise<void> {
 	change();
 }
 
-const saved = { lock: { ...lockTiming }, flight: { ...flightTiming } };
+const saved = { lock: { ...lockTiming }, flight: { ...flightTiming }, ahead: { ...aheadTiming } };
 afterEach(() => {
 	nock.cleanAll();
 	deduplicator.clear();
 	Object.assign(lockTiming, saved.lock);
 	Object.assign(flightTiming, saved.flight);
+	Object.assign(aheadTiming, saved.ahead);
 });
 
 /** A create-customer service: each create of event N answers `status(N, times seen)`; counts the creates. */
@@ -272,6 +274,36 @@ describe("a key claimed ahead that outlives another process's wait", () => {
 			'created',
 			'created',
 		]);
+	});
+});
+
+describe('keys claimed ahead of a stalled run', () => {
+	it('are given back once held too long without their turn, and claimed again at it: each created once', async () => {
+		const nodeId = randomUUID();
+		// Held at most 0.6 s ahead; each create takes 0.4 s, one at a time: item 5 has its turn after 2 s.
+		Object.assign(aheadTiming, { heldMs: 600, checkMs: 100 });
+		const created: number[] = [];
+		nock(ORIGIN)
+			.post(`${API}/create-customer`)
+			.times(6)
+			.delay(400)
+			.reply((_uri, body) => {
+				const n = Number(/\d+/.exec((body as IDataObject).email as string)![0]);
+				created.push(n);
+				return [200, { status: 'success', response: { id: `cust_${n}`, name: 'Ada' } }];
+			});
+		const items = Array.from({ length: 6 }, (_, n) => event(600 + n));
+		const run = runInvoiceService(keyed(nodeId, items, { options: { concurrency: 1 } }));
+		await sleep(250);
+		// Claimed ahead at the start.
+		expect(stateOf(nodeId, 'event-605')).toBe('flight');
+		await sleep(1000);
+		// 1.25 s in: given back, so that another delivery of event-605 would be sent, not kept waiting.
+		expect(stateOf(nodeId, 'event-605')).toBe('none');
+		const done = await run;
+		expect(done.error).toBeUndefined();
+		expect(created).toEqual([600, 601, 602, 603, 604, 605]);
+		expect(items.map(({ eventId }) => stateOf(nodeId, eventId))).toEqual(Array(6).fill('created'));
 	});
 });
 

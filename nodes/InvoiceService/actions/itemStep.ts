@@ -35,22 +35,39 @@ export interface StepRun {
 }
 
 /**
- * How many items ahead of the one being sent have their Idempotency Keys claimed: a run's claims go to n8n's
- * database together (one write for many items, not one each), as do the marks of the keys created meanwhile.
+ * How far ahead of the item being sent the Idempotency Keys are claimed: a run's claims go to n8n's database
+ * together (one write for many items, not one each), as do the marks of the keys created meanwhile. The window is
+ * about AHEAD_SECONDS of the run's pace (items per second since its first turn, counted over at least a second),
+ * between CLAIM_AHEAD_MIN and CLAIM_AHEAD_MAX items: a fast run writes its keys in large batches, a slow one holds
+ * few keys it has not sent yet.
  */
-export const CLAIM_AHEAD = 100;
+export const AHEAD_SECONDS = 2;
+export const CLAIM_AHEAD_MIN = 20;
+export const CLAIM_AHEAD_MAX = 1000;
+/** How long keys claimed ahead are held without their item's turn (tests shorten them). */
+export const aheadTiming = {
+	/**
+	 * A key claimed ahead whose item's turn has not come within this time is given back (the item claims it again
+	 * at its turn): another process waiting for it waits at least 30 s (flightTiming.marginMs), and must find it
+	 * sent or free, not held for items stuck behind a slow service.
+	 */
+	heldMs: 10_000,
+	/** How often the keys claimed ahead are looked at for one held too long. */
+	checkMs: 1_000,
+};
 /**
- * Created keys are marked together: when this many wait, or this long after the first one (whichever comes
- * first), and at the end of the run. A key of this run waited for by a later item with the same key is marked
- * within MARK_DELAY_MS.
+ * Created keys are marked together: with the next claims ahead, when half a window of them waits, or this long
+ * after the first one (whichever comes first), and at the end of the run. A key of this run waited for by a later
+ * item with the same key is marked within MARK_DELAY_MS.
  */
-export const MARKS_TOGETHER = 50;
-export const MARK_DELAY_MS = 200;
+export const MARK_DELAY_MS = 500;
 
 /** A key claimed ahead of its item's turn. */
 interface ClaimedAhead {
 	key: string;
 	claim: Promise<ClaimResult>;
+	/** When it was claimed (Date.now()). */
+	at: number;
 }
 
 /** Where an item went: its output, or the Already Created output (its key created the record before). */
@@ -69,11 +86,16 @@ export class ItemStep {
 	private readonly claimedAhead = new Map<number, ClaimedAhead>();
 	/** Items below this have had their keys claimed ahead (or need none). */
 	private claimedUpTo = 0;
-	/** Keys being marked created: written while the run goes on, all done before the node returns. */
-	private readonly marks: Array<Promise<void>> = [];
-	/** Created keys not yet handed to the store (see MARKS_TOGETHER), and whether a flush is due. */
+	/** Keys being marked created or given back: written while the run goes on, all done before the node returns. */
+	private readonly settling: Array<Promise<void>> = [];
+	/** Created keys not yet handed to the store (see MARK_DELAY_MS), and whether a flush is due. */
 	private readonly toMark: Claim[] = [];
 	private markDue = false;
+	/** The run's pace: items whose keys had their turn, and when the first one did. */
+	private turns = 0;
+	private firstTurnAt = 0;
+	/** Whether the keys claimed ahead are being looked at for one held too long (heldTooLong). */
+	private watchingHeld = false;
 
 	constructor(
 		private readonly context: IExecuteFunctions,
@@ -136,14 +158,14 @@ export class ItemStep {
 		const unused = [...this.claimedAhead.values()];
 		this.claimedAhead.clear();
 		this.flushMarks();
-		await Promise.all([...this.marks, ...unused.map(giveBack)]);
+		await Promise.all([...this.settling, ...unused.map(giveBack)]);
 		await this.run.keys?.written();
 	}
 
-	/** A created key waits to be marked with others (MARKS_TOGETHER, MARK_DELAY_MS). */
+	/** A created key waits to be marked with others (MARK_DELAY_MS). */
 	private markCreated(claim: Claim): void {
 		this.toMark.push(claim);
-		if (this.toMark.length >= MARKS_TOGETHER) this.flushMarks();
+		if (this.toMark.length >= this.aheadWindow() / 2) this.flushMarks();
 		else if (!this.markDue) {
 			this.markDue = true;
 			void sleep(MARK_DELAY_MS).then(() => this.flushMarks());
@@ -154,19 +176,28 @@ export class ItemStep {
 	private flushMarks(): void {
 		this.markDue = false;
 		for (const claim of this.toMark.splice(0)) {
-			this.marks.push(claim.created().catch(() => undefined));
+			this.settling.push(claim.created().catch(() => undefined));
 		}
 	}
 
+	/** How many items ahead keys are claimed now (AHEAD_SECONDS of the run's pace so far). */
+	private aheadWindow(): number {
+		const seconds = Math.max((Date.now() - this.firstTurnAt) / 1000, 1);
+		const paced = Math.round((this.turns / seconds) * AHEAD_SECONDS);
+		return Math.min(CLAIM_AHEAD_MAX, Math.max(CLAIM_AHEAD_MIN, paced));
+	}
+
 	/**
-	 * Claims the keys of the items from this one to CLAIM_AHEAD ahead that will be sent (not those a retry
-	 * returns or fails without a request, nor those whose key cannot be read: their turn says why), half a window
-	 * before they are needed. The store takes claims that arrive together in one write.
+	 * Claims the keys of the items from this one to a window ahead that will be sent (not those a retry returns or
+	 * fails without a request, nor those whose key cannot be read: their turn says why), half a window before they
+	 * are needed, with the marks waiting: the store takes what arrives together in one write.
 	 */
 	private claimAhead(itemIndex: number): void {
 		const { keys, record, runOptions } = this.run;
-		if (!keys || this.claimedUpTo - itemIndex > CLAIM_AHEAD / 2) return;
-		const end = Math.min(this.itemCount, itemIndex + CLAIM_AHEAD);
+		const window = this.aheadWindow();
+		if (!keys || this.claimedUpTo - itemIndex > window / 2) return;
+		const end = Math.min(this.itemCount, itemIndex + window);
+		const at = Date.now();
 		for (let index = Math.max(itemIndex, this.claimedUpTo); index < end; index++) {
 			const recalled = record.recall(index);
 			if (recalled && !('unknown' in recalled && runOptions.resendUnknown)) continue;
@@ -180,9 +211,34 @@ export class ItemStep {
 			const claim = keys.claim(key, index, { resendUnknown: runOptions.resendUnknown });
 			// Its item's turn reports a failure; until then it must not count as unhandled.
 			claim.catch(() => undefined);
-			this.claimedAhead.set(index, { key, claim });
+			this.claimedAhead.set(index, { key, claim, at });
 		}
 		this.claimedUpTo = end;
+		this.flushMarks();
+		void this.heldTooLong();
+	}
+
+	/**
+	 * While keys are claimed ahead, gives back those held longer than aheadTiming.heldMs without their item's turn coming (the run
+	 * stalled behind a slow service): their items claim them again at their turn.
+	 */
+	private async heldTooLong(): Promise<void> {
+		if (this.watchingHeld) return;
+		this.watchingHeld = true;
+		try {
+			while (this.claimedAhead.size > 0) {
+				await sleep(aheadTiming.checkMs);
+				const now = Date.now();
+				// In the order they were claimed: the oldest first.
+				for (const [index, ahead] of this.claimedAhead) {
+					if (now - ahead.at < aheadTiming.heldMs) break;
+					this.claimedAhead.delete(index);
+					this.settling.push(giveBack(ahead));
+				}
+			}
+		} finally {
+			this.watchingHeld = false;
+		}
 	}
 
 	/** The item's Idempotency Key (or its retry key); undefined when blank. Throws FieldError. */
@@ -198,6 +254,7 @@ export class ItemStep {
 	): Promise<{ claim: Claim } | { alreadyCreated: INodeExecutionData } | undefined> {
 		const { keys, counts, runOptions } = this.run;
 		if (!keys) return undefined;
+		if (this.turns++ === 0) this.firstTurnAt = Date.now();
 		this.claimAhead(itemIndex);
 		const ahead = this.claimedAhead.get(itemIndex);
 		this.claimedAhead.delete(itemIndex);
