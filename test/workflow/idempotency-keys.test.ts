@@ -102,6 +102,20 @@ const event = (n: number) => ({
 	email: `ada${n}@example.com`,
 	eventId: `event-${n}`,
 });
+/** A create-customer service that answers each of `times` creates after `delayMs`; lists the events created. */
+function slowService(times: number, delayMs: number): number[] {
+	const created: number[] = [];
+	nock(ORIGIN)
+		.post(`${API}/create-customer`)
+		.times(times)
+		.delay(delayMs)
+		.reply((_uri, body) => {
+			const n = Number(/\d+/.exec((body as IDataObject).email as string)![0]);
+			created.push(n);
+			return [200, { status: 'success', response: { id: `cust_${n}`, name: 'Ada' } }];
+		});
+	return created;
+}
 const keyed = (
 	nodeId: string,
 	items: IDataObject[],
@@ -248,16 +262,7 @@ describe("a key claimed ahead that outlives another process's wait", () => {
 		// Wait = Max Retry Wait (0) + Timeout (1 s) + margin (0); each create takes 0.6 s, one at a time, so item 2,
 		// claimed ahead at the start, is settled 1.8 s after its claim.
 		Object.assign(flightTiming, { marginMs: 0, pollMinMs: 50, pollMaxMs: 100 });
-		const created: number[] = [];
-		nock(ORIGIN)
-			.post(`${API}/create-customer`)
-			.times(3)
-			.delay(600)
-			.reply((_uri, body) => {
-				const n = Number(/\d+/.exec((body as IDataObject).email as string)![0]);
-				created.push(n);
-				return [200, { status: 'success', response: { id: `cust_${n}`, name: 'Ada' } }];
-			});
+		const created = slowService(3, 600);
 		const items = [event(500), event(501), event(502)];
 		const run = runInvoiceService(
 			keyed(nodeId, items, { options: { concurrency: 1, maxRetryWait: 0, timeout: 1000 } }),
@@ -282,16 +287,7 @@ describe('keys claimed ahead of a stalled run', () => {
 		const nodeId = randomUUID();
 		// Held at most 0.6 s ahead; each create takes 0.4 s, one at a time: item 5 has its turn after 2 s.
 		Object.assign(aheadTiming, { heldMs: 600, checkMs: 100 });
-		const created: number[] = [];
-		nock(ORIGIN)
-			.post(`${API}/create-customer`)
-			.times(6)
-			.delay(400)
-			.reply((_uri, body) => {
-				const n = Number(/\d+/.exec((body as IDataObject).email as string)![0]);
-				created.push(n);
-				return [200, { status: 'success', response: { id: `cust_${n}`, name: 'Ada' } }];
-			});
+		const created = slowService(6, 400);
 		const items = Array.from({ length: 6 }, (_, n) => event(600 + n));
 		const run = runInvoiceService(keyed(nodeId, items, { options: { concurrency: 1 } }));
 		await sleep(250);
@@ -304,6 +300,23 @@ describe('keys claimed ahead of a stalled run', () => {
 		expect(done.error).toBeUndefined();
 		expect(created).toEqual([600, 601, 602, 603, 604, 605]);
 		expect(items.map(({ eventId }) => stateOf(nodeId, eventId))).toEqual(Array(6).fill('created'));
+	});
+});
+
+describe('keys claimed ahead and a small History Size', () => {
+	it('claims at most half the History Size ahead: the key of the item being sent stays in flight', async () => {
+		const nodeId = randomUUID();
+		const created = slowService(8, 300);
+		const items = Array.from({ length: 8 }, (_, n) => event(700 + n));
+		const run = runInvoiceService(
+			keyed(nodeId, items, { options: { concurrency: 1, historySize: 4 } }),
+		);
+		await sleep(150);
+		// 20 keys claimed ahead would have pushed the first ones out of a row that keeps 4.
+		expect(stateOf(nodeId, 'event-700')).toBe('flight');
+		const done = await run;
+		expect(done.error).toBeUndefined();
+		expect(created).toEqual(items.map((_, n) => 700 + n));
 	});
 });
 

@@ -38,8 +38,9 @@ export interface StepRun {
  * How far ahead of the item being sent the Idempotency Keys are claimed: a run's claims go to n8n's database
  * together (one write for many items, not one each), as do the marks of the keys created meanwhile. The window is
  * about AHEAD_SECONDS of the run's pace (items per second since its first turn, counted over at least a second),
- * between CLAIM_AHEAD_MIN and CLAIM_AHEAD_MAX items: a fast run writes its keys in large batches, a slow one holds
- * few keys it has not sent yet.
+ * between CLAIM_AHEAD_MIN and CLAIM_AHEAD_MAX items, and never more than half the node's History Size (the row
+ * keeps that many keys, in flight included): a fast run writes its keys in large batches, a slow one holds few keys
+ * it has not sent yet.
  */
 export const AHEAD_SECONDS = 2;
 export const CLAIM_AHEAD_MIN = 20;
@@ -184,7 +185,8 @@ export class ItemStep {
 	private aheadWindow(): number {
 		const seconds = Math.max((Date.now() - this.firstTurnAt) / 1000, 1);
 		const paced = Math.round((this.turns / seconds) * AHEAD_SECONDS);
-		return Math.min(CLAIM_AHEAD_MAX, Math.max(CLAIM_AHEAD_MIN, paced));
+		const kept = Math.max(1, Math.floor((this.run.keys?.historySize ?? Infinity) / 2));
+		return Math.min(CLAIM_AHEAD_MAX, kept, Math.max(CLAIM_AHEAD_MIN, paced));
 	}
 
 	/**

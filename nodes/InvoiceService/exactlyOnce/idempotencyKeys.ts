@@ -96,6 +96,11 @@ export class IdempotencyKeys {
 		return new IdempotencyKeys(context, scope, settings);
 	}
 
+	/** How many keys the node's row keeps (keys in flight included). */
+	get historySize(): number {
+		return this.settings.historySize;
+	}
+
 	/** An item's key from its Idempotency Key value; undefined when blank. Throws FieldError for a value that is not text or a number. */
 	keyOf(value: unknown): string | undefined {
 		return optionalText(value, this.settings.keyField);
@@ -141,10 +146,11 @@ export class IdempotencyKeys {
 		const settleAs = async (outcome: 'created' | 'unknown' | 'released') => {
 			try {
 				const store = this.store();
-				// Held as long as another process waits for a key in flight (a claim made ahead of a slow run): that
+				// Held as long as another process waits for a key in flight (a create that outlasted the wait): that
 				// process may have given up on it and made it unknown, and a created key must not end absent.
-				const outlived = flightTiming.now() - claimedAt >= this.settings.flightWaitMs;
-				await store.settle(this.row, key, outcome, outlived);
+				const reassert =
+					outcome === 'created' && flightTiming.now() - claimedAt >= this.settings.flightWaitMs;
+				await store.settle(this.row, key, outcome, reassert);
 				this.wroteIn(store);
 				if (outcome === 'created') this.createdHere.add(key);
 			} finally {

@@ -84,7 +84,7 @@ export class KeyStore {
 	}
 
 	/**
-	 * A key's outcome. `reassert` (for "created"): the claim may have outlived another process's wait for it, which
+	 * A key's outcome. `reassert` (only with "created"): the claim may have outlived another process's wait for it, which
 	 * then took its `claim:` entry out (unknown); the entry is checked in again, so that the key ends created, not
 	 * absent (a later delivery would create the record again).
 	 */
@@ -207,9 +207,7 @@ async function writeRow(batch: RowBatch, stillHeld: () => void): Promise<void> {
 			answers = claims.map((claim) => decide(claim, held, remove));
 		}
 		// No stillHeld() from here on: the check is written, and the row is only right once this removal is.
-		const reasserted = outcomes
-			.filter((op) => op.reassert && op.outcome === 'created')
-			.map(({ key }) => CLAIM + key);
+		const reasserted = outcomes.filter((op) => op.reassert).map(({ key }) => CLAIM + key);
 		if (reasserted.length > 0) {
 			// Only adds what should be there: written twice (a repeat after a lost answer) is still right.
 			await call(
