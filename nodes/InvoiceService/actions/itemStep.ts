@@ -89,9 +89,13 @@ export class ItemStep {
 	private claimedUpTo = 0;
 	/** Keys being marked created or given back: written while the run goes on, all done before the node returns. */
 	private readonly settling: Array<Promise<void>> = [];
-	/** Created keys not yet handed to the store (see MARK_DELAY_MS), and whether a flush is due. */
+	/**
+	 * Created keys not yet handed to the store (see MARK_DELAY_MS), and the timed flush due for them (its number;
+	 * 0: none). A flush made earlier (with claims, or half a window) cancels the timed one.
+	 */
 	private readonly toMark: Claim[] = [];
-	private markDue = false;
+	private markDue = 0;
+	private markFlushes = 0;
 	/** The run's pace: items whose keys had their turn, and when the first one did. */
 	private turns = 0;
 	private firstTurnAt = 0;
@@ -168,14 +172,16 @@ export class ItemStep {
 		this.toMark.push(claim);
 		if (this.toMark.length >= this.aheadWindow() / 2) this.flushMarks();
 		else if (!this.markDue) {
-			this.markDue = true;
-			void sleep(MARK_DELAY_MS).then(() => this.flushMarks());
+			const due = (this.markDue = ++this.markFlushes);
+			void sleep(MARK_DELAY_MS).then(() => {
+				if (this.markDue === due) this.flushMarks();
+			});
 		}
 	}
 
 	/** Hands the waiting created keys to the store at once: they go in one batch. */
 	private flushMarks(): void {
-		this.markDue = false;
+		this.markDue = 0;
 		for (const claim of this.toMark.splice(0)) {
 			this.settling.push(claim.created().catch(() => undefined));
 		}
