@@ -227,8 +227,8 @@ export class ItemStep {
 	}
 
 	/**
-	 * While keys are claimed ahead, gives back those held longer than aheadTiming.heldMs without their item's turn coming (the run
-	 * stalled behind a slow service): their items claim them again at their turn.
+	 * While keys are claimed ahead, gives back those held longer than aheadTiming.heldMs without their item's turn
+	 * coming (the run stalled behind a slow service): their items claim them again at their turn.
 	 */
 	private async heldTooLong(): Promise<void> {
 		if (this.watchingHeld) return;
