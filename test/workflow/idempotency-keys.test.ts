@@ -78,13 +78,17 @@ afterEach(() => {
 	Object.assign(aheadTiming, saved.ahead);
 });
 
-/** A create-customer service: each create of event N answers `status(N, times seen)`; counts the creates. */
-function service(status: (event: number, seen: number) => number = () => 200) {
+/**
+ * A create-customer service: each create of event N answers `status(N, times seen)`, after `delayMs`; counts the
+ * creates.
+ */
+function service(status: (event: number, seen: number) => number = () => 200, delayMs = 0) {
 	const seen: number[] = [];
 	const created: number[] = [];
 	nock(ORIGIN)
 		.post(`${API}/create-customer`)
 		.times(100)
+		.delay(delayMs)
 		.reply((_uri, body) => {
 			const event = Number(/\d+/.exec((body as IDataObject).email as string)![0]);
 			const answer = status(event, seen.filter((value) => value === event).length);
@@ -102,20 +106,6 @@ const event = (n: number) => ({
 	email: `ada${n}@example.com`,
 	eventId: `event-${n}`,
 });
-/** A create-customer service that answers each of `times` creates after `delayMs`; lists the events created. */
-function slowService(times: number, delayMs: number): number[] {
-	const created: number[] = [];
-	nock(ORIGIN)
-		.post(`${API}/create-customer`)
-		.times(times)
-		.delay(delayMs)
-		.reply((_uri, body) => {
-			const n = Number(/\d+/.exec((body as IDataObject).email as string)![0]);
-			created.push(n);
-			return [200, { status: 'success', response: { id: `cust_${n}`, name: 'Ada' } }];
-		});
-	return created;
-}
 const keyed = (
 	nodeId: string,
 	items: IDataObject[],
@@ -262,7 +252,7 @@ describe("a key claimed ahead that outlives another process's wait", () => {
 		// Wait = Max Retry Wait (0) + Timeout (1 s) + margin (0); each create takes 0.6 s, one at a time, so item 2,
 		// claimed ahead at the start, is settled 1.8 s after its claim.
 		Object.assign(flightTiming, { marginMs: 0, pollMinMs: 50, pollMaxMs: 100 });
-		const created = slowService(3, 600);
+		const { created } = service(undefined, 600);
 		const items = [event(500), event(501), event(502)];
 		const run = runInvoiceService(
 			keyed(nodeId, items, { options: { concurrency: 1, maxRetryWait: 0, timeout: 1000 } }),
@@ -287,7 +277,7 @@ describe('keys claimed ahead of a stalled run', () => {
 		const nodeId = randomUUID();
 		// Held at most 0.6 s ahead; each create takes 0.4 s, one at a time: item 5 has its turn after 2 s.
 		Object.assign(aheadTiming, { heldMs: 600, checkMs: 100 });
-		const created = slowService(6, 400);
+		const { created } = service(undefined, 400);
 		const items = Array.from({ length: 6 }, (_, n) => event(600 + n));
 		const run = runInvoiceService(keyed(nodeId, items, { options: { concurrency: 1 } }));
 		await sleep(250);
@@ -306,7 +296,7 @@ describe('keys claimed ahead of a stalled run', () => {
 describe('keys claimed ahead and a small History Size', () => {
 	it('claims at most half the History Size ahead: the key of the item being sent stays in flight', async () => {
 		const nodeId = randomUUID();
-		const created = slowService(8, 300);
+		const { created } = service(undefined, 300);
 		const items = Array.from({ length: 8 }, (_, n) => event(700 + n));
 		const run = runInvoiceService(
 			keyed(nodeId, items, { options: { concurrency: 1, historySize: 4 } }),

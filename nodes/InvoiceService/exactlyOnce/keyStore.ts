@@ -84,9 +84,9 @@ export class KeyStore {
 	}
 
 	/**
-	 * A key's outcome. `reassert` (only with "created"): the claim may have outlived another process's wait for it, which
-	 * then took its `claim:` entry out (unknown); the entry is checked in again, so that the key ends created, not
-	 * absent (a later delivery would create the record again).
+	 * A key's outcome. `reassert` (only with "created"): the claim may have outlived another process's wait for it,
+	 * which then took its `claim:` entry out (unknown); the entry is checked in again, so that the key ends created,
+	 * not absent (a later delivery would create the record again).
 	 */
 	async settle(row: NodeRow, key: string, outcome: Outcome, reassert = false): Promise<void> {
 		return await new Promise<void>((resolve, reject) => {
