@@ -324,7 +324,7 @@ describe("a run's keys go to the store together", () => {
 			const nodeWrites = [...checks.mock.calls, ...removals.mock.calls].filter(
 				([, scope]) => scope === 'node',
 			).length;
-			// Claimed up to CLAIM_AHEAD items ahead, and the marks of the items created meanwhile written together.
+			// Claimed a window ahead (aheadWindow), and the marks of the items created meanwhile written together.
 			expect(nodeWrites).toBeLessThan(30);
 			expect(items.every(({ eventId }) => stateOf(nodeId, eventId) === 'created')).toBe(true);
 		} finally {
