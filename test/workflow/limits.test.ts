@@ -3,6 +3,7 @@
 // that the tests can see what a client abort really does to the socket: closed, and nothing left writing.
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import * as zlib from 'node:zlib';
 
 import nock from 'nock';
 import { sleep } from 'n8n-workflow';
@@ -85,25 +86,37 @@ function trickle(status: number, body: Buffer, overMs: number, headers: http.Out
 	};
 }
 
-/** Bytes as fast as the client reads them (backpressure kept), `total` of them or without end. */
-function flood(total: number | undefined, headers: http.OutgoingHttpHeaders) {
+/**
+ * Bytes as fast as the client reads them (backpressure kept), `total` of them or without end: a PDF, or with
+ * `page` an HTML page of that size with another status (a proxy's page, an app streaming a log).
+ */
+function flood(
+	total: number | undefined,
+	headers: http.OutgoingHttpHeaders,
+	page?: { status: number },
+) {
 	return async (_req: http.IncomingMessage, res: http.ServerResponse) => {
-		res.writeHead(200, {
-			'content-type': 'application/pdf',
+		res.writeHead(page?.status ?? 200, {
+			'content-type': page ? 'text/html' : 'application/pdf',
 			...(total !== undefined ? { 'content-length': total } : {}),
 			...headers,
 		});
 		const chunk = Buffer.alloc(64 * 1024, 0x20);
-		chunk.write('%PDF-');
+		chunk.write(page ? '<!doctype html><html><body>' : '%PDF-');
 		let sent = 0;
 		while (!res.destroyed && (total === undefined || sent < total)) {
 			const piece =
 				total === undefined ? chunk : chunk.subarray(0, Math.min(chunk.length, total - sent));
 			sent += piece.length;
 			if (!res.write(piece)) {
-				await new Promise((resolve) => {
-					res.once('drain', resolve);
-					res.once('close', resolve);
+				await new Promise<void>((resolve) => {
+					const done = () => {
+						res.off('drain', done);
+						res.off('close', done);
+						resolve();
+					};
+					res.once('drain', done);
+					res.once('close', done);
 				});
 			}
 		}
@@ -261,6 +274,102 @@ describe('the PDF size is bounded', () => {
 			/^Invoice inv_1 was created, but its PDF could not be downloaded: http:\/\/127\.0\.0\.1:\d+\/files\/inv_1\.pdf answered HTTP 403$/,
 		);
 		expect(error.httpCode).toBe('403');
+	});
+});
+
+describe('every answer of the service is read with a limit (64 KB)', () => {
+	const LIMIT_MESSAGE =
+		/^The answer to create-customer from http:\/\/127\.0\.0\.1:\d+\/api\/1\.1\/wf\/create-customer was larger than 64 KB \(HTTP (\d+), text\/html; (.*)\)$/;
+
+	async function createAgainst(handler: Handler, items = [ADA]) {
+		service = await startService({ [`POST ${API}/create-customer`]: handler });
+		const result = await runInvoiceService({
+			parameters: customerParameters({ options: { maxRetryWait: 30 } }),
+			items,
+			credentials: { baseUrl: service.origin },
+			onError: 'continueErrorOutput',
+		});
+		const exchanges = await Promise.all(service.exchanges.map(settled));
+		return { result, exchanges: exchanges as Exchange[] };
+	}
+
+	it.each([
+		['a 200 page without end and no length', 200, undefined, 'reading stopped there'],
+		['a 200 page that announces 400 MB', 200, 400 * MB, 'it announced 400 MB'],
+		['a 500 page without end and no length', 500, undefined, 'reading stopped there'],
+		['a 503 page that announces 400 MB (not retried)', 503, 400 * MB, 'it announced 400 MB'],
+		['a 400 page without end and no length', 400, undefined, 'reading stopped there'],
+	])(
+		'%s: stopped at the limit, outcome unknown, socket closed',
+		async (_name, status, total, size) => {
+			const { result, exchanges } = await createAgainst(flood(total, {}, { status }));
+			const error = result.outputs[1][0].json.error as Record<string, string>;
+			const match = LIMIT_MESSAGE.exec(error.message);
+			expect(match?.slice(1)).toEqual([String(status), size]);
+			expect(error.description).toMatch(
+				/a page of a proxy .* Check the Base URL .* Outcome unknown: .* Resend Unknown Outcomes/,
+			);
+			expect(error.httpCode).toBe(String(status));
+			// Sent once: an unknown outcome is never sent again by itself, whatever the status says.
+			expect(exchanges).toHaveLength(1);
+			expect(exchanges[0].abortedAt).toBeDefined();
+			// Whatever sat in socket buffers when the client hung up, far from what was offered.
+			expect(exchanges[0].bytesWritten).toBeLessThan(16 * MB);
+			expect(everythingVisible(result)).not.toContain(API_KEY);
+		},
+	);
+
+	it('a gzip-compressed page without end is stopped at 64 KB of what it unpacks to', async () => {
+		const { result, exchanges } = await createAgainst(async (_req, res) => {
+			res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' });
+			const gzip = zlib.createGzip();
+			gzip.pipe(res);
+			const chunk = Buffer.alloc(64 * 1024, 0x20);
+			while (!res.destroyed) {
+				if (!gzip.write(chunk)) await sleep(1);
+			}
+			gzip.destroy();
+		});
+		const error = result.outputs[1][0].json.error as Record<string, string>;
+		expect(error.message).toMatch(LIMIT_MESSAGE);
+		expect(exchanges[0].abortedAt).toBeDefined();
+	});
+
+	it('five items at once, each answered with a page without end: each stopped, each socket closed', async () => {
+		const items = [1, 2, 3, 4, 5].map((n) => ({ ...ADA, email: `ada${n}@example.com` }));
+		const { result, exchanges } = await createAgainst(flood(undefined, {}, { status: 200 }), items);
+		expect(result.outputs[0]).toHaveLength(0);
+		expect(result.outputs[1]).toHaveLength(5);
+		for (const item of result.outputs[1]) {
+			expect((item.json.error as { message: string }).message).toMatch(LIMIT_MESSAGE);
+		}
+		expect(exchanges).toHaveLength(5);
+		for (const exchange of exchanges) {
+			expect(exchange.abortedAt).toBeDefined();
+			expect(exchange.bytesWritten).toBeLessThan(16 * MB);
+		}
+	});
+
+	it('an answer just under the limit is read as usual', async () => {
+		const padding = 'x'.repeat(60 * 1024);
+		const { result } = await createAgainst((_req, res) => {
+			res.writeHead(200, { 'content-type': 'application/json' });
+			res.end(JSON.stringify({ id: 'cust_7', name: 'Ada Lovelace', email: ADA.email, padding }));
+		});
+		expect(result.outputs[1]).toHaveLength(0);
+		expect(result.outputs[0][0].json.id).toBe('cust_7');
+	});
+
+	it("keeps a short text of a long error message: the service's message is cut at 500 characters", async () => {
+		const message = `The e-mail is invalid. ${'Details follow. '.repeat(3000)}`;
+		const { result } = await createAgainst((_req, res) => {
+			res.writeHead(400, { 'content-type': 'application/json' });
+			res.end(JSON.stringify({ status: 'error', message }));
+		});
+		const error = result.outputs[1][0].json.error as Record<string, string>;
+		expect(error.message.startsWith('The e-mail is invalid. Details follow.')).toBe(true);
+		expect(error.message.endsWith('...')).toBe(true);
+		expect(error.message.length).toBe(500);
 	});
 });
 

@@ -1,6 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { isBlank } from './blank';
+import { clip } from './clip';
 import { fromCents, isDecimalText, MONEY_LIMIT, readCents, type MoneyProblem } from './money';
 
 /**
@@ -27,7 +28,7 @@ export function describeValue(value: unknown): string {
 	} catch {
 		text = String(value); // a bigint, or an object that refers to itself
 	}
-	return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+	return clip(text, 80);
 }
 
 /**

@@ -3,7 +3,8 @@
  * size limit, never a socket left open), and what counts as a PDF. The request itself goes through the client's
  * one door (request.ts), which also decides what is retried.
  */
-import type { RawResponse, Sent } from './envelope';
+import { discard, readAtMost } from './body';
+import type { Sent } from './envelope';
 import {
 	type Attempt,
 	type CallContext,
@@ -76,7 +77,7 @@ export async function receiveFile(
 		const message = `${call.url} answered HTTP ${raw.statusCode}`;
 		return { ok: false, failure: { httpCode: raw.statusCode, retryable: false, message } };
 	}
-	const body = await readAtMost(raw, maxBytes, sent.signal);
+	const body = await readAtMost(raw, maxBytes, sent.signal, { abortable: true });
 	// Refused or broken: abort the request itself, which closes the socket (destroying the body stream alone
 	// leaves it open when the helper hands over a wrapper stream).
 	if (!('data' in body)) sent.abort?.();
@@ -92,49 +93,4 @@ export async function receiveFile(
 		ok: true,
 		value: { data: body.data, ...(typeof contentType === 'string' ? { contentType } : {}) },
 	};
-}
-
-type Body = { data: Buffer } | { tooLarge: true; announced?: number } | { error: unknown };
-
-/**
- * Reads a streamed body into memory, but never more than `maxBytes`: a Content-Length over the limit is
- * refused before the first byte, and a body that grows past it (no length, or a false one) is stopped there.
- * Either way the stream is destroyed, which closes the socket. An abort of `signal` (the deadline) does the same.
- */
-async function readAtMost(raw: RawResponse, maxBytes: number, signal: AbortSignal): Promise<Body> {
-	const { body } = raw;
-	if (Buffer.isBuffer(body)) return body.length > maxBytes ? { tooLarge: true } : { data: body };
-	const stream = body as NodeJS.ReadableStream & { destroy(error?: Error): void };
-	const announced = Number(raw.headers?.['content-length']);
-	if (Number.isFinite(announced) && announced > maxBytes) {
-		stream.destroy();
-		return { tooLarge: true, announced };
-	}
-	const stop = () => stream.destroy(new Error('The request was cut off by the deadline'));
-	if (signal.aborted) stop();
-	signal.addEventListener('abort', stop, { once: true });
-	const chunks: Buffer[] = [];
-	let size = 0;
-	try {
-		for await (const chunk of stream) {
-			const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
-			size += bytes.length;
-			if (size > maxBytes) {
-				stream.destroy();
-				return { tooLarge: true };
-			}
-			chunks.push(bytes);
-		}
-	} catch (error) {
-		return { error };
-	} finally {
-		signal.removeEventListener('abort', stop);
-	}
-	return { data: Buffer.concat(chunks, size) };
-}
-
-/** An answer whose body is not wanted: a stream left unread would keep its socket. */
-function discard(body: unknown): void {
-	const stream = body as { destroy?: () => void } | undefined;
-	if (typeof stream?.destroy === 'function') stream.destroy();
 }

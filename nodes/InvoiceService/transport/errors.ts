@@ -2,7 +2,14 @@
  * Every way a call can fail, turned into words a person can act on. Pure: the request module decides what to
  * retry and builds the n8n error from what these functions return.
  */
+import { clip } from '../helpers/clip';
 import type { AnswerFailure } from './envelope';
+
+/**
+ * The most characters of a text the service or the network sized (a service's message, an error's own text, the
+ * field names of an answer) that a failure keeps: it ends up on the error item and in the run record.
+ */
+export const MAX_QUOTED_CHARS = 500;
 
 /** How a failed attempt is classified. */
 export interface Failure {
@@ -140,8 +147,13 @@ function otherStatus({ httpCode, bodyKind, said, call }: Answer): Words {
 
 /** Failure for a response the service did send. */
 export function httpFailure(failure: AnswerFailure, call: CallContext): Failure {
-	const { httpCode, serviceMessage, retryAfterMs } = failure;
-	const answer: Answer = { ...failure, said: serviceMessage ? `: ${serviceMessage}` : '', call };
+	const { httpCode, retryAfterMs } = failure;
+	const serviceMessage =
+		failure.serviceMessage === undefined
+			? undefined
+			: clip(failure.serviceMessage, MAX_QUOTED_CHARS);
+	const said = serviceMessage ? `: ${serviceMessage}` : '';
+	const answer: Answer = { ...failure, serviceMessage, said, call };
 	const words =
 		httpCode >= 200 && httpCode < 300
 			? successButFailed(answer)
@@ -162,12 +174,12 @@ export function unexpectedAnswer(
 	requiredField: string,
 	call: CallContext,
 ): Failure {
-	const keys = Object.keys(data);
+	const keys = clip(Object.keys(data).join(', '), MAX_QUOTED_CHARS);
 	return {
 		retryable: false,
 		serviceMayHaveActed: true,
 		message: `Unexpected response from ${call.endpoint}: the answer has no "${requiredField}"`,
-		description: `The service answered with success but without "${requiredField}" (fields received: ${keys.length ? keys.join(', ') : 'none'}), so it is unclear whether anything was created (outcome unknown). Check that the Base URL points to the Customer and Invoice Service. ${UNKNOWN_OUTCOME_WAY_FORWARD}`,
+		description: `The service answered with success but without "${requiredField}" (fields received: ${keys || 'none'}), so it is unclear whether anything was created (outcome unknown). Check that the Base URL points to the Customer and Invoice Service. ${UNKNOWN_OUTCOME_WAY_FORWARD}`,
 	};
 }
 
@@ -221,7 +233,7 @@ export function networkFailure(
 		message: timedOut
 			? noAnswerInTime(call)
 			: `The connection to ${host} broke before the answer to ${call.endpoint} arrived. ${UNKNOWN_OUTCOME}`,
-		description: `${code ?? 'network error'}: ${rawMessage}`,
+		description: `${code ?? 'network error'}: ${clip(rawMessage, MAX_QUOTED_CHARS)}`,
 	};
 }
 
@@ -275,6 +287,36 @@ export function noAnswerFailure(
 	return safeToRepeat ? { ...failure, retryable: true } : failure;
 }
 
+/** What `answerTooLarge` says of the answer it stopped reading. */
+export interface OversizedAnswer {
+	statusCode: number;
+	contentType: string;
+	maxBytes: number;
+	/** The Content-Length, when the answer announced one over the limit (nothing of it was read). */
+	announced?: number;
+}
+
+/**
+ * An answer larger than any answer of the service, whatever its status: reading stopped at the limit. It is not
+ * the workflow API answering (a proxy's page, the app's own page, a log streamed by mistake), and the request did
+ * reach the host, so a create's outcome is unknown and it is never sent again by itself.
+ */
+export function answerTooLarge(
+	call: CallContext,
+	{ statusCode, contentType, maxBytes, announced }: OversizedAnswer,
+): Failure {
+	const kind = contentType ? `, ${clip(contentType, 100)}` : '';
+	const size =
+		announced !== undefined ? `it announced ${megabytes(announced)}` : 'reading stopped there';
+	return {
+		httpCode: statusCode,
+		retryable: false,
+		serviceMayHaveActed: true,
+		message: `The answer to ${call.endpoint} from ${call.url} was larger than ${kilobytes(maxBytes)} (HTTP ${statusCode}${kind}; ${size})`,
+		description: `No answer of the service is that large (its records and errors are a few hundred bytes), so this is not its workflow API answering: usually a page of a proxy in front of it, or of the app itself. Check the Base URL in the credential (it should end in /api/1.1/wf). Outcome unknown: the request reached that host, so it may or may not have been carried out. ${UNKNOWN_OUTCOME_WAY_FORWARD}`,
+	};
+}
+
 /** Seconds for messages: "3 s", "0.5 s". */
 export function seconds(ms: number): string {
 	return `${ms >= 10_000 || ms % 1000 === 0 ? Math.round(ms / 1000) : (ms / 1000).toFixed(1)} s`;
@@ -312,6 +354,10 @@ export function fileTooLarge(maxBytes: number, announcedBytes?: number): Failure
 		description:
 			'The download was stopped at the limit. Raise the Max PDF Size option if such large PDFs are expected.',
 	};
+}
+
+function kilobytes(bytes: number): string {
+	return `${Math.round(bytes / 1024)} KB`;
 }
 
 function megabytes(bytes: number): string {

@@ -9,6 +9,7 @@ import { NodeApiError, sleep } from 'n8n-workflow';
 
 import { readApiKey } from '../helpers/apiKey';
 import { resolveBaseUrl } from '../helpers/baseUrl';
+import { receiveAnswer } from './body';
 import {
 	isFetchable,
 	notAPdf,
@@ -117,6 +118,8 @@ export class ServiceClient {
 			url,
 			body,
 			json: true,
+			// As a stream, read here with a limit (body.ts): no answer of any size is held whole first.
+			encoding: 'stream',
 			timeout: this.deadlines.helperTimeoutMs,
 			returnFullResponse: true,
 			ignoreHttpStatusErrors: true,
@@ -139,7 +142,10 @@ export class ServiceClient {
 						: noAnswerFailure(sent.error, call, { safeToRepeat: false });
 				return { ok: false, failure };
 			}
-			const outcome = interpretResponse(sent.raw);
+			const timeoutMs = this.options.timeoutMs;
+			const received = await receiveAnswer(sent, { call, timeoutMs });
+			if (!received.ok) return received;
+			const outcome = interpretResponse(received.value);
 			if (!outcome.ok) return { ok: false, failure: httpFailure(outcome, call) };
 			if (outcome.data[requiredField] === undefined || outcome.data[requiredField] === null) {
 				return { ok: false, failure: unexpectedAnswer(outcome.data, requiredField, call) };
