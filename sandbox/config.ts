@@ -111,6 +111,7 @@ export const SETTINGS: Setting[] = [
 	fault('resetAfter', '--fault-reset-after'),
 	fault('slow', '--fault-slow'),
 	fault('trickle', '--fault-trickle'),
+	fault('endlessPage', '--fault-endless-page'),
 	numeric('--slow-ms', 'slowMs', 'how long a "slow" fault waits (default 30000)'),
 	numeric(
 		'--trickle-ms',

@@ -1,12 +1,8 @@
 // The invoice PDFs at {pdf origin}/files/inv_<n>.pdf (no key needed, like a public storage link), with the
 // PDF faults: trickle, oversized, endless.
 import type * as http from 'node:http';
-import { streamFiller } from './http-io';
+import { ENDLESS_CAP_BYTES, ENDLESS_CAP_MS, streamFiller } from './http-io';
 import type { ServiceContext } from './service-context';
-
-/** The endless fault's safety cap: the socket is cut after this long, the body ends after this many bytes. */
-const ENDLESS_CAP_MS = 10 * 60_000;
-const ENDLESS_CAP_BYTES = 4 * 1024 ** 3;
 
 export class InvoiceFiles {
 	constructor(private readonly context: ServiceContext) {}

@@ -104,10 +104,25 @@ const STREAM_CHUNK_BYTES = 64 * 1024;
 const TRICKLE_MIN_CHUNK_BYTES = 4;
 const TRICKLE_MIN_INTERVAL_MS = 10;
 const FILLER_CHUNK = Buffer.alloc(STREAM_CHUNK_BYTES, '% sandbox filler, not a real PDF\n');
-const FIRST_FILLER_CHUNK = (() => {
-	const head = Buffer.from('%PDF-1.7\n%sandbox PDF fault: filler bytes follow\n');
+/**
+ * The endless faults' safety cap (the PDF's and the endless page's): the socket is cut after this long, the body
+ * ends after this many bytes.
+ */
+export const ENDLESS_CAP_MS = 10 * 60_000;
+export const ENDLESS_CAP_BYTES = 4 * 1024 ** 3;
+
+/** A filler chunk that starts with `head`: what the client sees first. */
+function fillerStartingWith(text: string): Buffer {
+	const head = Buffer.from(text);
 	return Buffer.concat([head, FILLER_CHUNK.subarray(head.length)]);
-})();
+}
+const FIRST_FILLER_CHUNK = fillerStartingWith(
+	'%PDF-1.7\n%sandbox PDF fault: filler bytes follow\n',
+);
+/** The first chunk of the endless page fault: an HTML page, as a proxy or an app would send it. */
+export const HTML_FILLER_START = fillerStartingWith(
+	'<!doctype html><html><head><title>Sandbox endless page</title></head><body><pre>\n',
+);
 
 /**
  * Status and headers (with Content-Length) at once, then the body a few bytes at a time, evenly spread over
@@ -148,14 +163,15 @@ export function writeTrickled(
 }
 
 /**
- * Streams `totalBytes` filler bytes starting with `%PDF-`, as fast as the client reads (waits for 'drain';
- * every write is one shared chunk, so nothing piles up), until done or the response closes.
+ * Streams `totalBytes` filler bytes starting with `%PDF-` (or with `first`), as fast as the client reads (waits
+ * for 'drain'; every write is one shared chunk, so nothing piles up), until done or the response closes.
  * `cap` calls `onCap` after `ms` unless the response closed first.
  */
 export function streamFiller(
 	res: http.ServerResponse,
 	totalBytes: number,
 	cap?: { ms: number; onCap: () => void },
+	first: Buffer = FIRST_FILLER_CHUNK,
 ): void {
 	let sent = 0;
 	const pump = () => {
@@ -164,7 +180,7 @@ export function streamFiller(
 				res.end();
 				return;
 			}
-			const chunk = sent === 0 ? FIRST_FILLER_CHUNK : FILLER_CHUNK;
+			const chunk = sent === 0 ? first : FILLER_CHUNK;
 			const piece = totalBytes - sent < chunk.length ? chunk.subarray(0, totalBytes - sent) : chunk;
 			sent += piece.length;
 			if (!res.write(piece)) {

@@ -1,7 +1,15 @@
 // The service's workflow endpoints (POST {prefix}create-customer, create-invoice): the fault plan applied in
 // the documented order, then authentication, the body checks and the operation from the table below.
 import type * as http from 'node:http';
-import { HttpError, jsonAnswer, readBody } from './http-io';
+import {
+	ENDLESS_CAP_BYTES,
+	ENDLESS_CAP_MS,
+	HTML_FILLER_START,
+	HttpError,
+	jsonAnswer,
+	readBody,
+	streamFiller,
+} from './http-io';
 import type { ServiceContext } from './service-context';
 import type { Outcome, RecordStore } from './store';
 
@@ -99,6 +107,13 @@ export class Operations {
 		if (fault === 'resetAfter') {
 			faults.resetAfter++;
 			this.context.responder.reset(req);
+			return;
+		}
+		if (fault === 'endlessPage') {
+			faults.endlessPage++;
+			this.context.responder.startStream(res, 200, { 'Content-Type': 'text/html' });
+			const onCap = () => this.context.responder.cut(req.socket);
+			streamFiller(res, ENDLESS_CAP_BYTES, { ms: ENDLESS_CAP_MS, onCap }, HTML_FILLER_START);
 			return;
 		}
 		const headers = reply.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {};

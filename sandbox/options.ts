@@ -8,6 +8,8 @@ export interface FaultRates {
 	slow: number;
 	/** The record is created, then the JSON body is sent a few bytes at a time over trickleMs. */
 	trickle: number;
+	/** The record is created, then a 200 HTML page with no length and no end (until the client closes). */
+	endlessPage: number;
 }
 
 export type FaultKind = keyof FaultRates;
@@ -20,6 +22,7 @@ export const FAULT_KINDS: FaultKind[] = [
 	'resetAfter',
 	'slow',
 	'trickle',
+	'endlessPage',
 ];
 
 /**
@@ -117,7 +120,15 @@ export const DEFAULT_OPTIONS: SandboxOptions = {
 	latencyMs: 0,
 	jitterMs: 0,
 	rateLimit: undefined,
-	faults: { http500: 0, html502: 0, resetBefore: 0, resetAfter: 0, slow: 0, trickle: 0 },
+	faults: {
+		http500: 0,
+		html502: 0,
+		resetBefore: 0,
+		resetAfter: 0,
+		slow: 0,
+		trickle: 0,
+		endlessPage: 0,
+	},
 	slowMs: 30_000,
 	trickleMs: 120_000,
 	pdfFault: null,

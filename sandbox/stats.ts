@@ -45,6 +45,7 @@ function emptyStats(): SandboxStats {
 			resetAfter: 0,
 			slow: 0,
 			trickle: 0,
+			endlessPage: 0,
 			rateLimited: 0,
 			refused: 0,
 		},

@@ -154,6 +154,7 @@ describe('options', () => {
 			resetAfter: 0,
 			slow: 0,
 			trickle: 0,
+			endlessPage: 0,
 		});
 		expect(o).toMatchObject({
 			trickleMs: 120000,

@@ -184,6 +184,26 @@ describe('create-* trickle fault', () => {
 		expect(sb.stats().faults.trickle).toBe(2);
 	});
 
+	it('endlessPage: the record is created, then a 200 HTML page without length or end', async () => {
+		sb = await startSandbox({ faults: { endlessPage: 1 } });
+		const timers = watchTimers();
+		const exchange = await open(`${sb.baseUrl}/create-customer`, {
+			key: sb.apiKey,
+			body: customer(1),
+		});
+		expect(exchange.response.statusCode).toBe(200);
+		expect(exchange.response.headers['content-type']).toBe('text/html');
+		expect(exchange.response.headers['content-length']).toBeUndefined();
+		// The safety cap's timer only.
+		expect(timers.size).toBe(1);
+		const { head, received } = await readUntil(exchange.response, 8 * 1024 * 1024);
+		expect(received).toBeGreaterThanOrEqual(8 * 1024 * 1024);
+		expect(head.toString('latin1')).toMatch(/^<!doctype html><html>/);
+		expect(sb.stats().faults.endlessPage).toBe(1);
+		expect(sb.stats().customers).toBe(1);
+		await expectCleanAbort(sb, exchange, timers);
+	});
+
 	it('stops writing and clears its timer when the client hangs up', async () => {
 		sb = await startSandbox({ trickleMs: 60_000, faults: { trickle: 1 } });
 		const timers = watchTimers();
