@@ -1,7 +1,8 @@
 // The facts the documentation quotes that drift when the code moves on: what the packed package holds, the
-// options' defaults, the n8n versions tested, the links between the pages, the measured figures quoted from
-// bench/results.md, the error messages quoted from the code, and the test times. Each test lists every quote that
-// no longer matches, with what to write instead, so a failure says which sentence to update.
+// options' defaults, the n8n versions tested, the links between the pages, the measured figures quoted from the
+// results files, the messages quoted from the code (on every page), the counts and limits the pages state, and the
+// test times. Each test lists every quote that no longer matches, with what to write instead, so a failure says
+// which sentence to update.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -10,6 +11,11 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { InvoiceServiceApi } from '../../credentials/InvoiceServiceApi.credentials';
 import { InvoiceService } from '../../nodes/InvoiceService/InvoiceService.node';
+import { LISTED } from '../../nodes/InvoiceService/exactlyOnce/runReport';
+import { lockTiming } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
+import { WINDOW_MS } from '../../nodes/InvoiceService/transport/deadlines';
+import { IDLE_MS, MAX_SERVICES } from '../../nodes/InvoiceService/transport/pace';
+import { MAX_SENDS, MIN_RETRY_WAIT_MS } from '../../nodes/InvoiceService/transport/request';
 import { REPO_ROOT, packPackage } from '../../tools/n8n';
 import { headingAnchors, tableAfter } from '../support/docs';
 
@@ -422,26 +428,42 @@ describe('n8n versions in every page', () => {
 	});
 });
 
-describe('error messages quoted in reference.md, against the code that builds them', () => {
-	const trimPunctuation = (text: string) => text.replace(/^[\s,.:"]+|[\s,.:"]+$/g, '');
-	/** The fixed text of every string the node's code writes: template literals split at their `${…}`. */
-	const codeTexts = (dir: string): string[] =>
+describe('messages quoted in the docs, against the code that builds them', () => {
+	const trimPunctuation = (text: string) => text.replace(/^[\s,.:;")]+|[\s,.:;"(]+$/g, '');
+	/** Every .ts file of the node and the credential, with its text. */
+	const sources = ['nodes', 'credentials'].flatMap((dir) =>
 		fs
 			.readdirSync(path.join(REPO_ROOT, dir), { recursive: true, encoding: 'utf8' })
 			.filter((file) => file.endsWith('.ts'))
-			.flatMap((file) =>
-				[
-					...read(path.join(dir, file)).matchAll(
-						/'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)"|`([^`]*)`/g,
-					),
-				].flatMap(([, single, double, template]) =>
-					(single ?? double ?? template.split(/\$\{[^}]*\}/).join('\u0000')).split('\u0000'),
-				),
-			)
+			.map((file) => read(path.join(dir, file))),
+	);
+	const LITERAL = /'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)"|`([^`]*)`/g;
+	/** A literal's fixed texts: a template literal split at its `${…}`. */
+	const fixedTexts = ([, single, double, template]: RegExpMatchArray): string[] =>
+		(single ?? double ?? template.split(/\$\{[^}]*\}/).join('\u0000'))
+			.split('\u0000')
 			.map((text) => trimPunctuation(text.replace(/\\(.)/g, '$1')))
 			.filter((text) => text.length >= 4);
-	const texts = [...codeTexts('nodes'), ...codeTexts('credentials')].sort(
-		(a, b) => b.length - a.length,
+	/** The fixed text of every string the node's code writes. */
+	const texts = sources
+		.flatMap((source) => [...source.matchAll(LITERAL)].flatMap(fixedTexts))
+		.sort((a, b) => b.length - a.length);
+	/**
+	 * The texts that are only ever the middle or end of a message: a constant that the code uses only inside
+	 * other strings, after some text (`… ${UNKNOWN_OUTCOME}`), never as a message or description of its own.
+	 */
+	const middles = sources.flatMap((source) =>
+		[...source.matchAll(/^(?:export )?const (\w+) =\s*('(?:[^'\\\n]|\\.)*'|`[^`]*`)/gm)]
+			.filter(([, name]) => {
+				const uses = sources.flatMap((text) => [
+					...text.matchAll(new RegExp(`(\`)?(\\$\\{)?\\b${name}\\b`, 'g')),
+				]);
+				const bare = uses.filter(([, , interpolated]) => !interpolated).length;
+				const first = uses.filter(([, tick, interpolated]) => tick && interpolated).length;
+				// Its declaration, then only `${name}` after other text.
+				return uses.length > bare && bare === 1 && first === 0;
+			})
+			.flatMap(([, , literal]) => [...literal.matchAll(LITERAL)].flatMap(fixedTexts).slice(0, 1)),
 	);
 
 	/** What is left of a quote once every fixed text of the code found in it is taken out: values, "…". */
@@ -451,23 +473,180 @@ describe('error messages quoted in reference.md, against the code that builds th
 		return rest;
 	}
 
+	/** Quotes on these pages that are other programs' words, not the node's. */
+	const NOT_THE_NODE = [
+		/^Unrecognized node type/, // n8n's
+		/^Postgres 15 is not supported/, // n8n's
+		/^Installed community packages/, // n8n's
+		/^Create an invoice in Invoice Service$/, // n8n's automatic tool description
+		/^Write Binary File$/, // an n8n node
+		/^[A-Z_ ]+$/, // SQL, variable names
+	];
+	/**
+	 * A quoted message: text in backticks or double quotes with three words or more that starts like a message (a
+	 * capital, "Item", or "…"), outside code blocks; not a workflow (→), a name, a path or an expression.
+	 */
+	const quotes = [...FACT_PAGES, 'examples/README.md'].flatMap((page) =>
+		[...flat(read(page).replace(/```[\s\S]*?```/g, '')).matchAll(/`([^`]+)`|"([^"]+)"|“([^”]+)”/g)]
+			.map(([, code, double, curly]) => (code ?? double ?? curly).trim())
+			.filter((quote) => (quote.match(/[A-Za-z']{2,}/g) ?? []).length >= 3)
+			.filter(
+				(quote) => /^[A-Z…]/.test(quote) && !/[→$=]|\{\{|https?:|\.ts\b|^[\w.-]+$/.test(quote),
+			)
+			.filter((quote) => !NOT_THE_NODE.some((words) => words.test(quote)))
+			.map((quote) => ({ page, quote })),
+	);
 	const table = read('docs/reference.md').split('## Errors and what to do')[1].split('\n## ')[0];
-	const quoted = [...table.matchAll(/^\| `([^`]+)`/gm)].map(([, quote]) => quote);
 
-	test('the table quotes messages', () => {
-		expect(quoted.length).toBeGreaterThanOrEqual(10);
+	test("reference.md's error table and the other pages quote messages", () => {
+		expect([...table.matchAll(/^\| `([^`]+)`/gm)].length).toBeGreaterThanOrEqual(10);
+		expect(quotes.length).toBeGreaterThanOrEqual(25);
 	});
 
-	test.each(quoted)('"%s" is what the code writes (only values differ)', (quote) => {
-		// Each part between "…" is a piece of one string of the code, or strings of the code with values between
-		// them: three words in a row that no string of the code holds are wording the code does not write.
-		const unwritten = quote
-			.split('…')
-			.map(trimPunctuation)
-			.filter((part) => part && !texts.some((text) => text.includes(part)))
-			.map(leftOver)
-			.filter((rest) => /[A-Za-z]{2,} [A-Za-z]{2,} [A-Za-z]{2,}/.test(rest));
-		expect(unwritten).toEqual([]);
+	test.each(quotes.map(({ page, quote }) => [page, quote]))(
+		'%s: "%s" is what the code writes (only values differ)',
+		(_, quote) => {
+			// Each part between "…" (or a <placeholder>) is a piece of one string of the code, or strings of the code
+			// with values between them: three words in a row that no string of the code holds are wording the code
+			// does not write.
+			const parts = quote.split(/…|<[^>]+>/).map(trimPunctuation);
+			const unwritten = parts
+				.filter((part) => part && !texts.some((text) => text.includes(part)))
+				.map(leftOver)
+				.filter((rest) => /[A-Za-z]{2,} [A-Za-z]{2,} [A-Za-z]{2,}/.test(rest));
+			expect(unwritten).toEqual([]);
+			// A quote that does not start with "…" starts where a message starts: not with a text the code only
+			// ever puts after the start of another (a message is quoted from its beginning, or with "…").
+			const first = parts[0];
+			const startsMidway =
+				!quote.startsWith('…') &&
+				first.length >= 8 &&
+				middles.some((middle) => middle.startsWith(first.slice(0, 24))) &&
+				!texts.some((text) => !middles.includes(text) && text.startsWith(first.slice(0, 24)));
+			expect([quote, startsMidway ? 'starts in the middle of a message' : 'ok']).toEqual([
+				quote,
+				'ok',
+			]);
+		},
+	);
+});
+
+describe('figures quoted with a results file, against that file', () => {
+	/** Every number of a text, as written ("1,453", "0.98"). */
+	const numbers = (text: string) => [...text.matchAll(/\d[\d,]*(?:\.\d+)?/g)].map(([n]) => n);
+	const value = (written: string) => Number(written.replace(/,/g, ''));
+	const decimals = (written: string) => written.split('.')[1]?.length ?? 0;
+	/**
+	 * The figures a section quotes: decimals and thousands ("0.85", "1,453"), in the prose and tables, not in code
+	 * spans, versions ("2.41.1"), dates or times of day.
+	 */
+	function figures(section: string): string[] {
+		const prose = section
+			.replace(/`[^`]*`/g, ' ')
+			.replace(/\]\([^)]*\)/g, '] ')
+			.replace(/\b\d+\.\d+\.\d+\b|\b20\d\d-\d\d-\d\d\b|\b\d\d:\d\d\b/g, ' ');
+		return numbers(prose).filter((n) => n.includes('.') || n.includes(','));
+	}
+	/** Each section (a heading and what follows, up to the next heading) that links to a results file. */
+	const sections = FACT_PAGES.flatMap((page) =>
+		read(page)
+			.split(/^(?=#{1,6} )/m)
+			.map((section) => ({
+				page,
+				heading: section.split('\n')[0],
+				files: [
+					...new Set(
+						[...section.matchAll(/\]\(([^)#]*results[\w-]*\.md)/g)].map(([, link]) =>
+							path.join(path.dirname(page), link),
+						),
+					),
+				],
+				figures: figures(section),
+			}))
+			.filter(({ files }) => files.length > 0),
+	);
+
+	test('performance.md cites its results files', () => {
+		expect(
+			sections.filter(({ page }) => page === 'docs/performance.md').length,
+		).toBeGreaterThanOrEqual(2);
+	});
+
+	test.each(sections.map((section) => [`${section.page} ${section.heading}`, section] as const))(
+		'%s: every figure is in a results file it cites',
+		(_, { files, figures: quoted }) => {
+			const measured = files.flatMap((file) => numbers(read(file)).map(value));
+			// A figure may be rounded from the file's (1.27 from 1.272; 30.5 from 30.53).
+			const missing = quoted.filter((written) => {
+				const scale = 10 ** decimals(written);
+				return !measured.some((n) => Math.round(n * scale) === Math.round(value(written) * scale));
+			});
+			expect([files, missing]).toEqual([files, []]);
+		},
+	);
+});
+
+describe('counts and limits the docs state, against the code', () => {
+	const WORDS = [
+		'zero',
+		'one',
+		'two',
+		'three',
+		'four',
+		'five',
+		'six',
+		'seven',
+		'eight',
+		'nine',
+		'ten',
+	];
+
+	test('"N things live at module level": the count and the names, against the modules\' own state', () => {
+		// A module's state: a top-level `const x = new …` other than a fixed Set of constants.
+		const state = fs
+			.readdirSync(path.join(REPO_ROOT, 'nodes'), { recursive: true, encoding: 'utf8' })
+			.filter((file) => file.endsWith('.ts'))
+			.flatMap((file) => [
+				...read(path.join('nodes', file)).matchAll(
+					/^(?:export )?const (\w+)\b[^=\n]*= new (?!Set\b|RegExp\b)\w+/gm,
+				),
+			])
+			.map(([, name]) => name)
+			.sort();
+		const page = read('docs/how-it-works.md');
+		const said = /(\w+) things live at module level/i.exec(page)?.[1].toLowerCase();
+		expect(said).toBe(WORDS[state.length]);
+		const table = page.split(/things live at module level/)[1].split('\n\n')[1];
+		const named = [...table.matchAll(/`(\w+)` in `/g), ...table.matchAll(/`(\w+)` and `\w+` in `/g)]
+			.map(([, name]) => name)
+			.sort();
+		expect([...new Set(named)]).toEqual(state);
+	});
+
+	/** A stated number, the page and sentence that state it, and the code's value. */
+	const stated: Array<[page: string, pattern: RegExp, actual: number]> = [
+		['docs/reference.md', /One request is sent at most (\d+) times/, MAX_SENDS],
+		['docs/reference.md', /Every wait is at least (\d+) s/, MIN_RETRY_WAIT_MS / 1000],
+		[
+			'docs/reference.md',
+			/Requests that start within (\d+) ms of each other share one deadline/,
+			WINDOW_MS,
+		],
+		['docs/reference.md', /\*Timeout\* \+ (\d+) ms after it started/, WINDOW_MS],
+		['docs/reference.md', /At most (\d+) services/, MAX_SERVICES],
+		['docs/reference.md', /dropped once idle for more than (\d+) s/, IDLE_MS / 1000],
+		['docs/reference.md', /a claim that waited (\d+) s for it fails/, lockTiming.maxWaitMs / 1000],
+		['docs/reference.md', /lock older than (a|\d+) minutes?/, lockTiming.leaseMs / 60_000],
+		['docs/reference.md', /Each list names the first (\d+) items/, LISTED],
+	];
+
+	test.each(
+		stated.map(([page, pattern, actual]) => [page, pattern.source, pattern, actual] as const),
+	)('%s: "%s" says what the code does', (page, _, pattern, actual) => {
+		const match = pattern.exec(flat(read(page)));
+		expect([pattern.source, match !== null]).toEqual([pattern.source, true]);
+		const quoted = match![1] === 'a' ? 1 : Number(match![1]);
+		expect([pattern.source, quoted]).toEqual([pattern.source, actual]);
 	});
 });
 
