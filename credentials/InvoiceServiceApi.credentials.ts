@@ -13,7 +13,7 @@ import { baseUrlExpression, plainHttpProblem } from '../nodes/InvoiceService/hel
 
 // The Test request is declarative, so its URL can only be an n8n expression: it is written from the same steps
 // the node uses (helpers/baseUrl.ts). A refused Base URL makes the expression throw; n8n's tester does not show
-// that message (it reports ERR_INVALID_URL), but the Test fails before anything is sent.
+// that message (2.x reports "ERR_INVALID_URL", 1.x "Invalid URL"), but the Test fails before anything is sent.
 const NORMALISED_BASE_URL = `={{ ${baseUrlExpression('$credentials.baseUrl')} }}`;
 
 /** Statuses that make the Test button fail, with what the user should do about each. */

@@ -75,7 +75,8 @@ export function normalizeBaseUrl(input: string): BaseUrlReading {
 /**
  * The same reading as an n8n expression body over `source` (e.g. `$credentials.baseUrl`), for the credential's
  * declarative Test request. A refusal throws, so the Test fails before anything is sent (n8n's tester reports it
- * as ERR_INVALID_URL rather than with the sentence: it does not pass an expression's error on).
+ * as "ERR_INVALID_URL" (2.x) or "Invalid URL" (1.x) rather than with the sentence: it does not pass an
+ * expression's error on).
  */
 export function baseUrlExpression(source: string): string {
 	const steps = BASE_URL_STEPS.map((step) =>
