@@ -9,11 +9,11 @@ import type {
 import { UserError } from 'n8n-workflow';
 
 import { readApiKey } from '../nodes/InvoiceService/helpers/apiKey';
-import { baseUrlExpression } from '../nodes/InvoiceService/helpers/baseUrl';
+import { baseUrlExpression, plainHttpProblem } from '../nodes/InvoiceService/helpers/baseUrl';
 
 // The Test request is declarative, so its URL can only be an n8n expression: it is written from the same steps
 // the node uses (helpers/baseUrl.ts). A refused Base URL makes the expression throw; n8n's tester does not show
-// that message (it reports ERR_INVALID_URL), but the Test fails before anything is sent.
+// that message (2.x reports "ERR_INVALID_URL", 1.x "Invalid URL"), but the Test fails before anything is sent.
 const NORMALISED_BASE_URL = `={{ ${baseUrlExpression('$credentials.baseUrl')} }}`;
 
 /** Statuses that make the Test button fail, with what the user should do about each. */
@@ -76,11 +76,18 @@ export class InvoiceServiceApi implements ICredentialType {
 	// A function rather than the generic `=Bearer {{$credentials.apiKey}}` block: n8n calls it for every request
 	// without evaluating an expression in its sandbox (bench/README.md: the A/B). The key is read as people paste
 	// it (helpers/apiKey.ts): spaces, line breaks and a "Bearer " prefix are dropped, and a key that cannot
-	// travel in a header is refused here, so the Test button shows the same message the node does.
+	// travel in a header is refused here, so the Test button shows the same message the node does. So is a
+	// request to plain http on another host while "Allow Plain HTTP" is off (helpers/baseUrl.ts): the key is
+	// never attached to it, and n8n's tester shows this sentence (an error in the Test's URL expression it
+	// does not show: test/e2e/credential-test.test.ts).
 	async authenticate(
 		credentials: ICredentialDataDecryptedObject,
 		requestOptions: IHttpRequestOptions,
 	): Promise<IHttpRequestOptions> {
+		const plainHttp = plainHttpProblem(requestOptions, {
+			allowHttp: credentials.allowHttp === true,
+		});
+		if (plainHttp) throw new UserError(plainHttp);
 		const reading = readApiKey(credentials.apiKey);
 		if ('problem' in reading) throw new UserError(reading.problem);
 		return {

@@ -1,6 +1,8 @@
 // The credential's "Test" button as a real n8n runs it (POST /rest/credentials/test on a running `n8n start`,
 // logged in as the owner), against the sandbox: the declarative test request and its rules are only
 // interpreted by n8n's server, so this is the one place they are checked for real.
+import * as path from 'node:path';
+
 import { startSandbox, type Sandbox } from '../../sandbox/server';
 import {
 	CREDENTIAL_TYPE,
@@ -8,21 +10,43 @@ import {
 	createN8nHome,
 	ensureN8nInstalled,
 	freePort,
+	loadExample,
+	nodeError,
+	nodeOutput,
 	packPackage,
+	prepareWorkflow,
 	removeHome,
+	runWorkflows,
 	startN8nServer,
 	testCredential,
 	type N8nHome,
 	type N8nServer,
+	type WorkflowResult,
 } from '../../tools/n8n';
 
 const MINUTE = 60_000;
+/**
+ * In n8n's processes only, names ending in ".test" resolve to 127.0.0.1 (test/support/test-hosts.cjs): the
+ * sandbox reached by a name the node counts as another host, without any traffic leaving this machine.
+ */
+const TEST_HOSTS = {
+	NODE_OPTIONS: `--require ${path.join(__dirname, '..', 'support', 'test-hosts.cjs')}`,
+};
+const LAN_HOST = 'invoice-lan.test';
+/** What the Test button and the node say when the key would travel over plain http to another host. */
+const plainHttpRefusal = (host: string) =>
+	`The Base URL uses plain http://, which would send the API key unencrypted to ${host}. Use https://, or turn on "Allow Plain HTTP" in the credential if this is a trusted local network`;
 
 describe.each(N8N_VERSIONS)('credential Test button in a real n8n %s', (version) => {
 	let home: N8nHome;
 	let server: N8nServer;
 	let plain: Sandbox;
 	let bubble: Sandbox;
+	/** The plain sandbox by a ".test" name: another host to the node, 127.0.0.1 to n8n's resolver. */
+	let lan: { rootUrl: string; host: string };
+	/** The node run in a real n8n (`n8n execute`) with a credential for that name, Allow Plain HTTP off. */
+	let lanRun: WorkflowResult;
+	let lanRunRequests: number;
 
 	const check = (name: string, data: Record<string, unknown>) =>
 		testCredential(server, { name, type: CREDENTIAL_TYPE, data: { allowHttp: false, ...data } });
@@ -33,7 +57,31 @@ describe.each(N8N_VERSIONS)('credential Test button in a real n8n %s', (version)
 		plain = await startSandbox();
 		bubble = await startSandbox({ style: 'bubble' });
 		home = await createN8nHome(version, tarball);
-		server = await startN8nServer(home);
+		lan = {
+			rootUrl: plain.rootUrl.replace('//127.0.0.1:', `//${LAN_HOST}:`),
+			host: new URL(plain.rootUrl).host.replace('127.0.0.1', LAN_HOST),
+		};
+		const before = plain.stats().requests.total;
+		const credential = { id: 'credLanPlainHttp', name: 'Sandbox by a LAN name, plain http' };
+		const batch = await runWorkflows(home, {
+			credentials: [
+				{
+					...credential,
+					type: CREDENTIAL_TYPE,
+					data: { baseUrl: lan.rootUrl, apiKey: plain.apiKey, allowHttp: false },
+				},
+			],
+			workflows: [
+				prepareWorkflow(loadExample('customer-error-output.json'), {
+					id: 'lanPlainHttp',
+					credential,
+				}),
+			],
+			env: TEST_HOSTS,
+		});
+		lanRun = batch.results.lanPlainHttp;
+		lanRunRequests = plain.stats().requests.total - before;
+		server = await startN8nServer(home, { env: TEST_HOSTS });
 		await server.setupOwner();
 	}, 25 * MINUTE);
 
@@ -122,7 +170,8 @@ describe.each(N8N_VERSIONS)('credential Test button in a real n8n %s', (version)
 	});
 
 	// The URL expression throws the node's sentence, but n8n's credential tester (1.x and 2.x alike, seen here)
-	// does not pass an expression's error on: the request is left without a URL and fails as ERR_INVALID_URL.
+	// does not pass an expression's error on: the request is left without a URL and fails as "ERR_INVALID_URL"
+	// (2.x: the client error's code) or "Invalid URL" (1.x: its message), pinned here so a change is noticed.
 	// What matters holds on both: the Test fails and nothing reaches the service. The node itself shows the
 	// sentence (test/workflow/limits.test.ts).
 	test("Bubble's Data API fails the Test before anything is sent", async () => {
@@ -131,7 +180,10 @@ describe.each(N8N_VERSIONS)('credential Test button in a real n8n %s', (version)
 			baseUrl: `${plain.rootUrl}/api/1.1/obj/customer`,
 			apiKey: plain.apiKey,
 		});
-		expect(r.status).toBe('Error');
+		expect(r).toEqual({
+			status: 'Error',
+			message: version.startsWith('1.') ? 'Invalid URL' : 'ERR_INVALID_URL',
+		});
 		expect(plain.stats().requests.total).toBe(total);
 	});
 
@@ -158,6 +210,45 @@ describe.each(N8N_VERSIONS)('credential Test button in a real n8n %s', (version)
 		);
 		expect(r.message).not.toMatch(/Invalid character in header/);
 		expect(plain.stats().requests.total).toBe(total);
+	});
+
+	// Issue 35: the Test button sent the key over plain http to a host that is not this machine. The
+	// credential's authenticate now refuses that request before the key is attached, with the node's sentence.
+	test('plain http to another host: reached by its name when "Allow Plain HTTP" is on (the name mapping works)', async () => {
+		const before = plain.stats().requests.total;
+		const r = await check('lan allowed', {
+			baseUrl: lan.rootUrl,
+			apiKey: plain.apiKey,
+			allowHttp: true,
+		});
+		expect(r).toEqual({ status: 'OK', message: 'Connection successful!' });
+		expect(plain.stats().requests.total).toBe(before + 1);
+		expect(server.output()).toContain(`[test-hosts] ${LAN_HOST} -> 127.0.0.1`);
+	});
+
+	test('plain http to another host with "Allow Plain HTTP" off fails the Test with the sentence, nothing sent', async () => {
+		const before = plain.stats().requests.total;
+		const r = await check('lan refused', { baseUrl: lan.rootUrl, apiKey: plain.apiKey });
+		expect(r).toEqual({ status: 'Error', message: plainHttpRefusal(lan.host) });
+		expect(r.message).not.toContain(plain.apiKey);
+		expect(plain.stats().requests.total).toBe(before);
+	});
+
+	test('plain http to loopback needs no switch', async () => {
+		const before = plain.stats().requests.total;
+		const r = await check('loopback', { baseUrl: plain.rootUrl, apiKey: plain.apiKey });
+		expect(r).toEqual({ status: 'OK', message: 'Connection successful!' });
+		expect(plain.stats().requests.total).toBe(before + 1);
+	});
+
+	test('the node run with that credential refuses with the same sentence, nothing sent', () => {
+		const error =
+			nodeError(lanRun.run, 'Create customer') ??
+			(nodeOutput(lanRun.run, 'Create customer', 1)[0]?.json.error as { message?: string });
+		expect(error?.message).toBe(plainHttpRefusal(lan.host));
+		expect(nodeOutput(lanRun.run, 'Create customer', 0)).toEqual([]);
+		expect(lanRunRequests).toBe(0);
+		expect(`${lanRun.stdout}\n${lanRun.stderr}`).not.toContain(plain.apiKey);
 	});
 
 	test('testing creates nothing on the service', () => {

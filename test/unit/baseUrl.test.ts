@@ -6,6 +6,8 @@ import {
 	checkBaseUrl,
 	isLoopbackHost,
 	normalizeBaseUrl,
+	plainHttpProblem,
+	requestTarget,
 	resolveBaseUrl,
 } from '../../nodes/InvoiceService/helpers/baseUrl';
 
@@ -180,5 +182,95 @@ describe('resolveBaseUrl', () => {
 				problem: expect.stringMatching(/Data API/),
 			},
 		);
+	});
+});
+
+// The credential's authenticate runs this on every request before the key is attached, the Test button's
+// included (issue 35: the Test sent the key over plain http to another host).
+describe('plainHttpProblem: no key over plain http to another host', () => {
+	const OFF = { allowHttp: false };
+	const LAN = 'http://invoice-lan.test:8787/api/1.1/wf';
+
+	it.each([
+		['the Test request (baseURL + url)', { baseURL: LAN, url: '/create-customer' }],
+		['an absolute url', { url: `${LAN}/create-invoice` }],
+		['an absolute url whatever the baseURL', { baseURL: 'https://app.example.com', url: LAN }],
+		['a legacy request (uri)', { uri: `${LAN}/create-customer` }],
+		['a baseURL alone', { baseURL: LAN }],
+		['upper case and spaces', { url: ` HTTP://Invoice-LAN.test:8787/x` }],
+		['a host that only starts like loopback', { url: 'http://127.0.0.1.example.com/x' }],
+		['a private address', { url: 'http://192.168.1.20/api/1.1/wf' }],
+	])('refuses %s, naming the host and "Allow Plain HTTP"', (_name, request) => {
+		const problem = plainHttpProblem(request, OFF);
+		expect(problem).toMatch(
+			/^The Base URL uses plain http:\/\/, which would send the API key unencrypted to .+\. Use https:\/\/, or turn on "Allow Plain HTTP" in the credential/,
+		);
+	});
+
+	it('names the host with its port', () => {
+		expect(plainHttpProblem({ baseURL: LAN, url: '/create-customer' }, OFF)).toContain(
+			'unencrypted to invoice-lan.test:8787.',
+		);
+	});
+
+	it.each([
+		['https', { baseURL: 'https://app.example.com/api/1.1/wf', url: '/create-customer' }],
+		['https url after an http baseURL', { baseURL: LAN, url: 'https://app.example.com/x' }],
+		['localhost', { baseURL: 'http://localhost:8787/api/1.1/wf', url: '/create-customer' }],
+		['127.0.0.1', { url: 'http://127.0.0.1:8787/api/1.1/wf/create-customer' }],
+		['another 127.x address', { url: 'http://127.10.20.30/x' }],
+		['[::1]', { url: 'http://[::1]:8787/x' }],
+		['no address at all', {}],
+		['an address that does not parse (nothing can be sent to it)', { url: '/create-customer' }],
+	])('lets %s through', (_name, request) => {
+		expect(plainHttpProblem(request, OFF)).toBeNull();
+	});
+
+	it('lets plain http to another host through when "Allow Plain HTTP" is on', () => {
+		expect(
+			plainHttpProblem({ baseURL: LAN, url: '/create-customer' }, { allowHttp: true }),
+		).toBeNull();
+	});
+
+	it('joins baseURL and url as axios does', () => {
+		expect(requestTarget({ baseURL: `${LAN}/`, url: '/create-customer' })).toBe(
+			`${LAN}/create-customer`,
+		);
+		expect(requestTarget({ baseURL: LAN, url: 'https://other.example.com/x' })).toBe(
+			'https://other.example.com/x',
+		);
+		expect(requestTarget({ baseURL: LAN, url: '//other.example.com/x' })).toBe(
+			'//other.example.com/x',
+		);
+		expect(requestTarget({})).toBeUndefined();
+	});
+});
+
+describe("the credential's authenticate refuses plain http to another host", () => {
+	const credential = new InvoiceServiceApi();
+	const KEY = 'secret-key-1234';
+	const request = { baseURL: 'http://invoice-lan.test:8787/api/1.1/wf', url: '/create-customer' };
+
+	it('throws the sentence, without the key, and attaches nothing', async () => {
+		const attempt = credential.authenticate({ apiKey: KEY, allowHttp: false }, { ...request });
+		await expect(attempt).rejects.toThrow(/"Allow Plain HTTP"/);
+		const message = await attempt.catch((error: Error) => `${error.message} ${error.stack}`);
+		expect(message).not.toContain(KEY);
+		expect(message).toContain('invoice-lan.test:8787');
+	});
+
+	it('an unset switch counts as off', async () => {
+		await expect(credential.authenticate({ apiKey: KEY }, { ...request })).rejects.toThrow(
+			/Allow Plain HTTP/,
+		);
+	});
+
+	it.each([
+		['"Allow Plain HTTP" on', { allowHttp: true }, request],
+		['https', { allowHttp: false }, { ...request, baseURL: 'https://app.example.com/api/1.1/wf' }],
+		['loopback', { allowHttp: false }, { ...request, baseURL: 'http://127.0.0.1:8787/api/1.1/wf' }],
+	])('sets the Bearer header with %s', async (_name, switches, options) => {
+		const sent = await credential.authenticate({ apiKey: KEY, ...switches }, { ...options });
+		expect(sent.headers?.Authorization).toBe(`Bearer ${KEY}`);
 	});
 });

@@ -75,7 +75,8 @@ export function normalizeBaseUrl(input: string): BaseUrlReading {
 /**
  * The same reading as an n8n expression body over `source` (e.g. `$credentials.baseUrl`), for the credential's
  * declarative Test request. A refusal throws, so the Test fails before anything is sent (n8n's tester reports it
- * as ERR_INVALID_URL rather than with the sentence: it does not pass an expression's error on).
+ * as "ERR_INVALID_URL" (2.x) or "Invalid URL" (1.x) rather than with the sentence: it does not pass an
+ * expression's error on).
  */
 export function baseUrlExpression(source: string): string {
 	const steps = BASE_URL_STEPS.map((step) =>
@@ -115,7 +116,58 @@ export function checkBaseUrl(baseUrl: string, { allowHttp }: HttpAllowed): strin
 		return `The Base URL must start with https:// (got "${url.protocol}")`;
 	}
 	if (allowHttp || isLoopbackHost(url.hostname)) return null;
-	return `The Base URL uses plain http://, which would send the API key unencrypted to ${url.host}. Use https://, or turn on "Allow Plain HTTP" in the credential if this is a trusted local network`;
+	return plainHttpRefusal(url.host);
+}
+
+function plainHttpRefusal(host: string): string {
+	return `The Base URL uses plain http://, which would send the API key unencrypted to ${host}. Use https://, or turn on "Allow Plain HTTP" in the credential if this is a trusted local network`;
+}
+
+/** The address parts of a request as n8n hands them to the credential's `authenticate`. */
+export interface RequestAddress {
+	url?: unknown;
+	baseURL?: unknown;
+	/** The legacy request helpers' name for `url`. */
+	uri?: unknown;
+}
+
+/** An absolute URL (or a protocol-relative one) in axios's sense: such a `url` ignores `baseURL`. */
+const ABSOLUTE_URL = /^([a-z][a-z\d+\-.]*:)?\/\//i;
+
+/**
+ * The URL a request goes to, joined as axios (n8n's HTTP client, 1.x and 2.x) joins it: an absolute `url` as
+ * it is, a relative one after `baseURL`. Undefined when there is no address at all.
+ */
+export function requestTarget({ url, baseURL, uri }: RequestAddress): string | undefined {
+	const path = typeof url === 'string' ? url : typeof uri === 'string' ? uri : '';
+	if (ABSOLUTE_URL.test(path.trim()) || typeof baseURL !== 'string' || baseURL === '') {
+		return path === '' ? undefined : path;
+	}
+	return path === '' ? baseURL : `${baseURL.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`;
+}
+
+/**
+ * The last guard before the key is attached (the credential's `authenticate`, which n8n runs for the Test
+ * button and for every request of the node): a request to plain http on a host other than this machine is
+ * refused unless "Allow Plain HTTP" is on. The node refuses such a Base URL earlier with the same sentence;
+ * the Test button has no earlier step that can show one. A URL that does not parse is left alone: n8n's
+ * client cannot send to it either. Returns the problem (never the key), or `null`.
+ */
+export function plainHttpProblem(
+	request: RequestAddress,
+	{ allowHttp }: HttpAllowed,
+): string | null {
+	if (allowHttp) return null;
+	const target = requestTarget(request);
+	if (target === undefined) return null;
+	let url: URL;
+	try {
+		url = new URL(target.trim());
+	} catch {
+		return null;
+	}
+	if (url.protocol !== 'http:' || isLoopbackHost(url.hostname)) return null;
+	return plainHttpRefusal(url.host);
 }
 
 /** The Base URL the node calls, or the one problem that keeps it from being used. */
