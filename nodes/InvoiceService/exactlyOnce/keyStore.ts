@@ -36,7 +36,10 @@ export type ClaimAnswer = 'new' | 'created' | 'unknown' | 'expired' | 'flight' |
 export type Outcome = 'created' | 'unknown' | 'released';
 
 export interface ClaimRequest {
-	/** An unknown outcome with one of these resend codes is taken over as a new claim (Options → Resend Unknown Outcomes Of). */
+	/**
+	 * An unknown outcome with one of these resend codes is taken over as a new claim (Options → Resend Unknown
+	 * Outcomes Of). Never a key in flight past the wait: that one gets a code of its own (`expiryCode`).
+	 */
 	codes: string[];
 	/** A key still in flight is given up on: it becomes unknown (its holder outlived the wait, or died)... */
 	expireFlight: boolean;
