@@ -222,6 +222,27 @@ describe('a failed execution retried from the executions list never creates agai
 		expect(received.get(2)).toBe(1);
 	});
 
+	it('a code left in the option of a run with nothing unknown: the run goes on, and a hint says the code named nothing; a value that is not a code is refused, naming the option', async () => {
+		const { received } = service();
+		const run = await runInvoiceService({
+			parameters: customerParameters({ options: { resendUnknownOf: LEFT_ON } }),
+			items: people(2),
+		});
+		expect(run.status).toBe('success');
+		expect(hintsOf(run)).toContain(
+			`Options → Resend Unknown Outcomes Of: ${LEFT_ON} named no unknown outcome of this run, so nothing was sent again for it`,
+		);
+		const refused = await runInvoiceService({
+			parameters: customerParameters({ options: { resendUnknownOf: 'true' } }),
+			items: people(2),
+		});
+		expect(refused.status).toBe('error');
+		expect(refused.error?.message).toContain(
+			'Resend Unknown Outcomes Of must hold the resend codes given by unknown-outcome errors (8 letters and digits each, e.g. K7QM2XR9, separated by commas), got true',
+		);
+		expect(received.size).toBe(2);
+	});
+
 	it('the left-on code resends nothing; the new code resends once; a resend that ends unknown again needs its own new code', async () => {
 		// Line 3 gets HTTP 500 twice (nothing created), then 200.
 		const { received, created } = service((item, seen) => (item === 2 && seen < 2 ? 500 : 200));

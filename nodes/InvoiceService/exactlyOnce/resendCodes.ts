@@ -29,19 +29,18 @@ export function newResendCode(): string {
 export function readResendCodes(value: unknown, field: string): string[] {
 	if (isBlank(value)) return [];
 	const text = typeof value === 'string' ? value : undefined;
-	const parts = (text ?? '')
-		.split(/[\s,;]+/)
-		.filter(Boolean)
-		.map((part) => part.toUpperCase());
+	const given = (text ?? '').split(/[\s,;]+/).filter(Boolean);
 	const wrong =
-		text === undefined ? [JSON.stringify(value)] : parts.filter((part) => !CODE.test(part));
+		text === undefined
+			? [JSON.stringify(value)]
+			: given.filter((part) => !CODE.test(part.toUpperCase()));
 	if (wrong.length > 0) {
 		throw new FieldError(
 			field,
 			`must hold the resend codes given by unknown-outcome errors (${LENGTH} letters and digits each, e.g. K7QM2XR9, separated by commas), got ${wrong.slice(0, 3).join(', ')}`,
 		);
 	}
-	return [...new Set(parts)];
+	return [...new Set(given.map((part) => part.toUpperCase()))];
 }
 
 /** The way forward from one unknown outcome, naming its code. */
