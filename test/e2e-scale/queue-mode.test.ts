@@ -50,6 +50,7 @@ import {
 	hintsOf,
 	invoicesFor,
 	linesWorkflow,
+	resendCodesOf,
 	retryBatch,
 	serviceCustomer,
 	type LinesSetup,
@@ -78,7 +79,7 @@ const PDF_WEBHOOK_PATH = 'new-customer-pdf';
 const LINES_PATH = 'exactly-once-lines';
 /** The same batch, for the original execution retried twice. */
 const SIBLINGS_PATH = 'exactly-once-siblings';
-/** The same batch, for Resend Unknown Outcomes turned on before a Retry with the current workflow. */
+/** The same batch, for line 7's resend code entered (Resend Unknown Outcomes Of) before a Retry with the current workflow. */
 const RESEND_PATH = 'exactly-once-resend';
 /** Webhook → Invoice → Create keyed on the event (test/support/exactly-once.ts): the Idempotency Key tests. */
 const EVENT_PATH = 'keyed-event';
@@ -663,7 +664,7 @@ describe.each(N8N_VERSIONS)(
 			}
 		});
 
-		test('HTTP 500 on line 7 of 12; Retry on a worker names line 7; Resend Unknown Outcomes turned on, Retry with current workflow on a worker: each line once', async () => {
+		test('HTTP 500 on line 7 of 12; Retry on a worker names line 7 with its resend code; that code entered, Retry with current workflow on a worker: each line once', async () => {
 			const credential = await credentialOnce();
 			const lines: LinesSetup = {
 				sandbox: sandbox!,
@@ -679,22 +680,24 @@ describe.each(N8N_VERSIONS)(
 			expect(first.after).toEqual(
 				Array.from({ length: LINES }, (_, index) => (index === FAILING_LINE - 1 ? 0 : 1)),
 			);
+			const [code] = resendCodesOf(failed);
+			expect(resendCodesOf(first.retried)).toEqual([code]);
 			expect(String(nodeRuns(first.retried.run, INVOICE)[0]?.error?.description)).toContain(
-				`item ${FAILING_LINE - 1} (line ${FAILING_LINE})`,
+				`item ${FAILING_LINE - 1} (line ${FAILING_LINE}) (code ${code})`,
 			);
-			// The user checked the service, found no invoice for line 7, and turned the option on in the saved workflow.
+			// The user checked the service, found no invoice for line 7, and entered its code in the saved workflow.
 			await saveWorkflowNodes(main!, lines.workflowId, (nodes) => {
 				const invoice = nodes.find((node) => node.name === INVOICE)!.parameters;
-				invoice.options = { ...(invoice.options as object), resendUnknown: true };
+				invoice.options = { ...(invoice.options as object), resendUnknownOf: code };
 			});
 			const second = await retryBatch(main!, sandbox!, batch, first.retried, true);
 			console.log(
-				`[queue e2e ${VERSION}] ${batch}: invoices per line after the failure ${first.before}, after the retry ${first.after}, after Resend Unknown Outcomes ${second.after}`,
+				`[queue e2e ${VERSION}] ${batch}: invoices per line after the failure ${first.before}, after the retry ${first.after}, after Resend Unknown Outcomes Of ${code}: ${second.after}`,
 			);
 			expect(second.retried).toMatchObject({ status: 'success', mode: 'retry' });
 			expect(second.after).toEqual(Array.from({ length: LINES }, () => 1));
-			expect(hintsOf(second.retried, INVOICE)).toMatch(
-				/1 item\(s\) whose outcome was unknown were sent again/,
+			expect(hintsOf(second.retried, INVOICE)).toContain(
+				`1 item(s) whose outcome was unknown were sent again, as Options → Resend Unknown Outcomes Of asks: item ${FAILING_LINE - 1} (line ${FAILING_LINE}) (code ${code}).`,
 			);
 			for (const { retried } of [first, second]) {
 				await waitUntilFinished(retried.id);

@@ -3,8 +3,9 @@
 // - the executions list's Retry (POST /rest/executions/:id/retry, loadWorkflow false and true) of an execution
 //   stopped at line 7 of 12 creates nothing twice, and item i of the retry names line i's invoice;
 // - an item whose outcome was unknown (the connection cut after the service created it) is not sent again;
-// - an HTTP 500 on line 7: the retry invoices the 11 other lines and names line 7; with Resend Unknown Outcomes
-//   turned on in the saved workflow, Retry with current workflow invoices line 7: 12 invoices, each line once;
+// - an HTTP 500 on line 7: the retry invoices the 11 other lines and names line 7 with its resend code; with that
+//   code in Options → Resend Unknown Outcomes Of of the saved workflow, Retry with current workflow invoices
+//   line 7: 12 invoices, each line once; the code left there, a later batch's HTTP 500 is not sent again (issue 35);
 // - an edit of the lines expression before Retry with current workflow creates no line again, and the hint says so;
 // - the original retried a second time after its first retry failed: what the first retry created is not created
 //   again (the retry keys), and the error says where those lines are;
@@ -49,6 +50,7 @@ import {
 	failedBatch,
 	hintsOf,
 	invoiceError,
+	resendCodesOf,
 	invoicesFor,
 	invoicesPerLine,
 	lineDescription,
@@ -195,7 +197,7 @@ describe.each(N8N_VERSIONS)('Exactly once across executions in a real n8n %s', (
 		});
 
 	test(
-		'HTTP 500 on line 7 of 12: the Retry invoices the 11 other lines and names line 7; with Resend Unknown Outcomes turned on, Retry with current workflow invoices line 7: each line once',
+		'HTTP 500 on line 7 of 12: the Retry invoices the 11 other lines and names line 7 with its resend code; that code entered, Retry with current workflow invoices line 7: each line once; left entered, it resends nothing of a later batch',
 		async () => {
 			const batch = `resend-${version}`;
 			const execution = await failedIn('resend', batch, 'http500');
@@ -208,20 +210,42 @@ describe.each(N8N_VERSIONS)('Exactly once across executions in a real n8n %s', (
 				Array.from({ length: LINES }, (_, index) => (index === FAILING_LINE - 1 ? 0 : 1)),
 			);
 			const description = String(nodeRuns(first.retried.run, INVOICE)[0]?.error?.description);
-			expect(description).toContain(`item ${FAILING_LINE - 1} (line ${FAILING_LINE})`);
+			const [code] = resendCodesOf(execution);
+			expect(resendCodesOf(first.retried)).toEqual([code]);
+			expect(description).toContain(
+				`item ${FAILING_LINE - 1} (line ${FAILING_LINE}) (code ${code})`,
+			);
 
 			await editInvoiceNode(workflowIds.resend, (parameters) => {
-				parameters.options = { ...(parameters.options as object), resendUnknown: true };
+				parameters.options = { ...(parameters.options as object), resendUnknownOf: code };
 			});
 			const second = await retryBatch(server, sandbox, batch, first.retried, true);
-			log(`${batch}: after Resend Unknown Outcomes ${second.after}`);
+			log(`${batch}: after Resend Unknown Outcomes Of ${code}: ${second.after}`);
 			expect(second.retried).toMatchObject({ status: 'success', mode: 'retry' });
 			expect(second.after).toEqual(Array.from({ length: LINES }, () => 1));
-			expect(hintsOf(second.retried, INVOICE)).toMatch(
-				/1 item\(s\) whose outcome was unknown were sent again/,
+			expect(hintsOf(second.retried, INVOICE)).toContain(
+				`1 item(s) whose outcome was unknown were sent again, as Options → Resend Unknown Outcomes Of asks: item ${FAILING_LINE - 1} (line ${FAILING_LINE}) (code ${code}).`,
+			);
+
+			// The code left in the saved workflow: a later batch's HTTP 500 on line 7 gets a code of its own, and
+			// Retry with current workflow does not send it again (before: the switch left on sent it unchecked).
+			const later = `${batch}-later`;
+			const laterExecution = await failedIn('resend', later, 'http500');
+			const [laterCode] = resendCodesOf(laterExecution);
+			expect(laterCode).toMatch(/^[2-9A-Z]{8}$/);
+			expect(laterCode).not.toBe(code);
+			const third = await retryBatch(server, sandbox, later, laterExecution, true);
+			log(
+				`${later}: after the failure ${third.before}, after Retry with the code left on ${third.after}`,
+			);
+			expect(third.retried).toMatchObject({ status: 'error', mode: 'retry' });
+			expect(third.after[FAILING_LINE - 1]).toBe(0);
+			expect(resendCodesOf(third.retried)).toEqual([laterCode]);
+			expect(String(nodeRuns(third.retried.run, INVOICE)[0]?.error?.description)).toContain(
+				`Options → Resend Unknown Outcomes Of: ${code} named no unknown outcome of this run`,
 			);
 		},
-		8 * MINUTE,
+		10 * MINUTE,
 	);
 
 	test(

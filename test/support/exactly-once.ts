@@ -248,6 +248,20 @@ export function expectedOutputs(sandbox: Sandbox, batch: string) {
 export const invoiceError = (execution: SavedExecution) =>
 	String(nodeRuns(execution.run, INVOICE)[0]?.error?.message ?? '');
 
+/**
+ * The resend codes the invoice node's error in a saved execution gives its unknown outcomes ("enter <code> in
+ * Options → Resend Unknown Outcomes Of"), each once, in order.
+ */
+export const resendCodesOf = (execution: SavedExecution) => [
+	...new Set(
+		[
+			...String(nodeRuns(execution.run, INVOICE)[0]?.error?.description ?? '').matchAll(
+				/enter ([2-9A-Z]{8}) in Options → Resend Unknown Outcomes Of/g,
+			),
+		].map((match) => match[1]),
+	),
+];
+
 /** A published lines workflow and what its batches need. */
 export interface LinesSetup {
 	sandbox: Sandbox;

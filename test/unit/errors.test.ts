@@ -92,7 +92,7 @@ describe('networkFailure', () => {
 			const failure = networkFailure(code, text, call);
 			expect(failure.retryable).toBe(false);
 			expect(failure.message).toMatch(
-				/Outcome unknown: .*Check the service; if the record is not there, turn on Options → Resend Unknown Outcomes and retry with the current workflow\./,
+				/Outcome unknown: .*Check the service; if the record is not there, enter this error's resend code in Options → Resend Unknown Outcomes Of and retry this execution with the current workflow\./,
 			);
 		}
 		expect(networkFailure('ETIMEDOUT', 'x', call).message).toMatch(

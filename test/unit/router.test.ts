@@ -56,31 +56,57 @@ describe('readRunOptions', () => {
 			concurrency: defaultOf('concurrency'),
 			timeoutMs: defaultOf('timeout'),
 			maxRetryWaitMs: Number(defaultOf('maxRetryWait')) * 1000,
-			resendUnknown: defaultOf('resendUnknown'),
+			resendCodes: [],
 		});
+		expect(defaultOf('resendUnknownOf')).toBe('');
 		expect(readRunOptions({})).toEqual({
 			concurrency: 5,
 			timeoutMs: 60000,
 			maxRetryWaitMs: 120000,
-			resendUnknown: false,
+			resendCodes: [],
 		});
 	});
 
 	it('uses the values given, in the units the transport needs', () => {
 		expect(
-			readRunOptions({ concurrency: 12, timeout: 3000, maxRetryWait: 0, resendUnknown: true }),
+			readRunOptions({
+				concurrency: 12,
+				timeout: 3000,
+				maxRetryWait: 0,
+				resendUnknownOf: ' k7qm2xr9, 23456789 ,K7QM2XR9;ABCDEFGH ',
+			}),
 		).toEqual({
 			concurrency: 12,
 			timeoutMs: 3000,
 			maxRetryWaitMs: 0,
-			resendUnknown: true,
+			// Upper case, each once; commas, semicolons or spaces between.
+			resendCodes: ['K7QM2XR9', '23456789', 'ABCDEFGH'],
 		});
 	});
 
-	it('refuses a Resend Unknown Outcomes that is not true or false, naming it', () => {
-		expect(() => readRunOptions({ resendUnknown: 'maybe' })).toThrow(
-			'Resend Unknown Outcomes must be true or false',
+	it.each(['true', 'K7QM2XR', 'K7QM2XR9X', 'K7QM-2XR9', 'K7QM2XR0', 'K7QM2XR9, yes'])(
+		'refuses a Resend Unknown Outcomes Of of %p that is not resend codes, naming it',
+		(given) => {
+			expect(() => readRunOptions({ resendUnknownOf: given })).toThrow(
+				/^Resend Unknown Outcomes Of must hold the resend codes given by unknown-outcome errors \(8 letters and digits each, e\.g\. K7QM2XR9, separated by commas\), got /,
+			);
+		},
+	);
+
+	it.each([true, 12345678])(
+		'refuses a Resend Unknown Outcomes Of that is not text (%p)',
+		(given) => {
+			expect(() => readRunOptions({ resendUnknownOf: given })).toThrow(
+				/^Resend Unknown Outcomes Of must hold the resend codes/,
+			);
+		},
+	);
+
+	it('refuses the switch of earlier builds (Resend Unknown Outcomes, saved on) instead of ignoring it', () => {
+		expect(() => readRunOptions({ resendUnknown: true })).toThrow(
+			'Resend Unknown Outcomes is no longer an option: remove it, and enter the resend code an "outcome unknown" error gives in Options → Resend Unknown Outcomes Of',
 		);
+		expect(readRunOptions({ resendUnknown: false }).resendCodes).toEqual([]);
 	});
 
 	it.each([0, -3, 2.7, 51, 'abc'])(

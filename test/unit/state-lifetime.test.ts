@@ -68,7 +68,7 @@ describe('the record of a node run (Retry On Fail, a retried execution)', () => 
 		const record = RunRecord.of(contextFor(run), notATool);
 		record.created(0, { customer_id: 'c' }, { invoice_id: 'inv_1' });
 		record.returned(0, { json: { invoice_id: 'inv_1' }, binary: { data: {} as never } });
-		record.unknown(1, { message: 'Outcome unknown', httpCode: '500' });
+		record.unknown(1, { message: 'Outcome unknown', httpCode: '500' }, 'K7QM2XR9');
 		record.seal('invoice/create');
 		const saved = JSON.parse(JSON.stringify(run)) as object;
 		expect(JSON.stringify(saved)).not.toContain('binary');
@@ -77,6 +77,7 @@ describe('the record of a node run (Retry On Fail, a retried execution)', () => 
 		expect(loaded.recall(0)).not.toHaveProperty('output');
 		expect(loaded.recall(1)).toEqual({
 			unknown: { message: 'Outcome unknown', httpCode: '500' },
+			code: 'K7QM2XR9',
 		});
 		// In the same process the output itself (with its binary) comes back.
 		expect(RunRecord.of(contextFor(run), notATool).recall(0)).toMatchObject({
@@ -88,9 +89,9 @@ describe('the record of a node run (Retry On Fail, a retried execution)', () => 
 		const run = {};
 		const record = RunRecord.of(contextFor(run), notATool);
 		record.created(0, {}, { invoice_id: 'inv_1' });
-		record.unknown(0, { message: 'The invoice inv_1 was created, but its PDF ...' });
+		record.unknown(0, { message: 'The invoice inv_1 was created, but its PDF ...' }, 'K7QM2XR9');
 		expect(record.recall(0)).toEqual({ created: { invoice_id: 'inv_1' } });
-		record.unknown(1, { message: 'Outcome unknown' });
+		record.unknown(1, { message: 'Outcome unknown' }, 'K7QM2XR9');
 		record.resend(1);
 		expect(record.recall(1)).toBeUndefined();
 	});

@@ -170,7 +170,7 @@ describe('every answer of the service becomes one clear error', () => {
 		const result = await runInvoiceService({ parameters: customerParameters(), items: [ADA] });
 		expect(scope.isDone()).toBe(true);
 		expect(result.error?.message).toMatch(
-			/^The connection to app\.example\.com broke before the answer to create-customer arrived\. Outcome unknown: .*Check the service; if the record is not there, turn on Options → Resend Unknown Outcomes/,
+			/^The connection to app\.example\.com broke before the answer to create-customer arrived\. Outcome unknown: .*Check the service; if the record is not there, enter [2-9A-Z]{8} in Options → Resend Unknown Outcomes Of/,
 		);
 	});
 

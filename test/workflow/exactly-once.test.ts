@@ -35,9 +35,12 @@ const itemOf = (body: unknown) => Number(/\d+/.exec((body as IDataObject).email 
 
 /**
  * A create-customer service: `answer(item, timesSeenBefore)` gives the status for each request (200 creates
- * `cust_<item>_<n>`, n counting the creates of that item, so a duplicate shows); records how often each arrived.
+ * `cust_<item>_<n>`, n counting the creates of that item, so a duplicate shows; 'created 500' creates it, then
+ * answers HTTP 500); records how often each arrived.
  */
-function service(answer: (item: number, seen: number) => number | 'hang' = () => 200) {
+function service(
+	answer: (item: number, seen: number) => number | 'hang' | 'created 500' = () => 200,
+) {
 	const received = new Map<number, number>();
 	const created = new Map<number, number>();
 	nock(ORIGIN)
@@ -49,9 +52,10 @@ function service(answer: (item: number, seen: number) => number | 'hang' = () =>
 			received.set(item, seen + 1);
 			const status = answer(item, seen);
 			if (status === 'hang') await sleep(2000);
-			if (status === 200 || status === 'hang') {
+			if (status === 200 || status === 'hang' || status === 'created 500') {
 				const n = (created.get(item) ?? 0) + 1;
 				created.set(item, n);
+				if (status === 'created 500') return [500, { status: 'error', message: 'Internal error' }];
 				return [200, { status: 'success', response: { id: `cust_${item}_${n}`, name: 'Ada' } }];
 			}
 			return [status, { status: 'error', message: `refused ${item}` }];
@@ -62,6 +66,13 @@ function service(answer: (item: number, seen: number) => number | 'hang' = () =>
 const hintsOf = (result: { taskData?: { hints?: Array<{ message: string }> } }) =>
 	(result.taskData?.hints ?? []).map((hint) => hint.message).join('\n');
 const idsOf = (items: Array<{ json: IDataObject }>) => items.map((item) => item.json.id);
+/** The resend codes an error's words give ("enter <code> in Options → Resend Unknown Outcomes Of"), in order. */
+const codesIn = (text: unknown) =>
+	[...String(text).matchAll(/enter ([2-9A-Z]{8}) in Options → Resend Unknown Outcomes Of/g)].map(
+		(match) => match[1],
+	);
+/** An earlier recovery's code, still in the option. */
+const LEFT_ON = 'K7QM2XR9';
 
 describe('a failed execution retried from the executions list never creates again', () => {
 	it('Stop at item 7 of 12 (refused once): the retry returns 0-6 without sending and sends 7-11', async () => {
@@ -149,30 +160,126 @@ describe('a failed execution retried from the executions list never creates agai
 		expect(received.get(6)).toBe(1);
 		for (let item = 7; item < 12; item++) expect(received.get(item)).toBe(1);
 		expect(created.size).toBe(11);
+		const [code] = codesIn(first.error?.description);
+		expect(code).toMatch(/^[2-9A-Z]{8}$/);
 		const description = String(retried.error?.description);
 		expect(description).toMatch(/Not sent again/);
-		expect(description).toContain('Outcome unknown, not sent again: item 6 (line 7).');
 		expect(description).toContain(
-			'Check the service; if the record is not there, turn on Options → Resend Unknown Outcomes and retry with the current workflow.',
+			`Outcome unknown, not sent again: item 6 (line 7) (code ${code}). Check the service; if the record is not there, enter ${code} in Options → Resend Unknown Outcomes Of and retry this execution with the current workflow.`,
 		);
 		expect(description).not.toMatch(/other item\(s\) were not sent/);
 
-		// A second plain retry changes nothing: still no request for item 6.
+		// A second plain retry changes nothing: still no request for item 6, and still the same code.
 		const again = await retried.retry();
 		expect(again.status).toBe('error');
 		expect(received.get(6)).toBe(1);
+		expect(new Set(codesIn(again.error?.description))).toEqual(new Set([code]));
 
-		// The user checked: turned the option on, retried with the current workflow. Line 7 is sent, once.
+		// The user checked: entered the code, retried with the current workflow. Line 7 is sent, once.
 		const resent = await again.retry({
 			currentParameters: customerParameters({
-				options: { concurrency: 1, resendUnknown: true },
+				options: { concurrency: 1, resendUnknownOf: code },
 			}),
 		});
 		expect(resent.status).toBe('success');
 		expect(idsOf(resent.outputs[0])).toEqual(people(12).map((_, item) => `cust_${item}_1`));
 		expect(received.get(6)).toBe(2);
 		for (let item = 0; item < 12; item++) expect(created.get(item)).toBe(1);
-		expect(hintsOf(resent)).toMatch(/1 item\(s\) whose outcome was unknown were sent again/);
+		expect(hintsOf(resent)).toContain(
+			`1 item(s) whose outcome was unknown were sent again, as Options → Resend Unknown Outcomes Of asks: item 6 (line 7) (code ${code}). Each code is now used: it sends nothing again, and the option can be cleared.`,
+		);
+	});
+
+	it('issue 35: a code left in the option from an earlier recovery; line 3 of 12 created, then HTTP 500; Retry: 12 invoices, line 3 once, and the error gives line 3 a code of its own', async () => {
+		const { received, created } = service((item, seen) =>
+			item === 2 && seen === 0 ? 'created 500' : 200,
+		);
+		// Saved with the code of an earlier recovery: the execution's workflow, which Retry runs again.
+		const parameters = customerParameters({
+			options: { concurrency: 1, resendUnknownOf: LEFT_ON },
+		});
+		const first = await runInvoiceService({ parameters, items: people(12) });
+		expect(first.status).toBe('error');
+		const [code] = codesIn(first.error?.description);
+		expect(code).toMatch(/^[2-9A-Z]{8}$/);
+		expect(code).not.toBe(LEFT_ON);
+
+		const retried = await first.retry();
+		expect(retried.status).toBe('error');
+		// Before: line 3 sent again, 13 invoices.
+		expect(received.get(2)).toBe(1);
+		for (let item = 0; item < 12; item++) expect(created.get(item)).toBe(1);
+		const description = String(retried.error?.description);
+		expect(description).toContain(
+			`Outcome unknown, not sent again: item 2 (line 3) (code ${code}). Check the service; if the record is not there, enter ${code} in Options → Resend Unknown Outcomes Of`,
+		);
+		expect(description).toContain(
+			`Options → Resend Unknown Outcomes Of: ${LEFT_ON} named no unknown outcome of this run, so nothing was sent again for it (a code is used once, and a later unknown outcome gets a code of its own). Clear the option, or enter the code its error gives.`,
+		);
+		// "With current workflow", the option still as it was: nothing changes.
+		const again = await retried.retry({ currentParameters: parameters });
+		expect(again.status).toBe('error');
+		expect(received.get(2)).toBe(1);
+	});
+
+	it('a code left in the option of a run with nothing unknown: the run goes on, and a hint says the code named nothing; a value that is not a code is refused, naming the option', async () => {
+		const { received } = service();
+		const run = await runInvoiceService({
+			parameters: customerParameters({ options: { resendUnknownOf: LEFT_ON } }),
+			items: people(2),
+		});
+		expect(run.status).toBe('success');
+		expect(hintsOf(run)).toContain(
+			`Options → Resend Unknown Outcomes Of: ${LEFT_ON} named no unknown outcome of this run, so nothing was sent again for it`,
+		);
+		const refused = await runInvoiceService({
+			parameters: customerParameters({ options: { resendUnknownOf: 'true' } }),
+			items: people(2),
+		});
+		expect(refused.status).toBe('error');
+		expect(refused.error?.message).toContain(
+			'Resend Unknown Outcomes Of must hold the resend codes given by unknown-outcome errors (8 letters and digits each, e.g. K7QM2XR9, separated by commas), got true',
+		);
+		expect(received.size).toBe(2);
+	});
+
+	it('the left-on code resends nothing; the new code resends once; a resend that ends unknown again needs its own new code', async () => {
+		// Line 3 gets HTTP 500 twice (nothing created), then 200.
+		const { received, created } = service((item, seen) => (item === 2 && seen < 2 ? 500 : 200));
+		const leftOn = customerParameters({ options: { concurrency: 1, resendUnknownOf: LEFT_ON } });
+		const first = await runInvoiceService({ parameters: leftOn, items: people(4) });
+		const [code] = codesIn(first.error?.description);
+		const retried = await first.retry();
+		expect(retried.status).toBe('error');
+		expect(received.get(2)).toBe(1);
+
+		// The user checked (no record) and entered the new code beside the old one: line 3 is sent again, and fails
+		// again (500): its new outcome has a new code.
+		const withCode = (codes: string) =>
+			customerParameters({ options: { concurrency: 1, resendUnknownOf: codes } });
+		const resent = await retried.retry({ currentParameters: withCode(`${LEFT_ON}, ${code}`) });
+		expect(resent.status).toBe('error');
+		expect(received.get(2)).toBe(2);
+		const [newCode] = codesIn(resent.error?.description);
+		expect(newCode).toMatch(/^[2-9A-Z]{8}$/);
+		expect([LEFT_ON, code]).not.toContain(newCode);
+		expect(String(resent.error?.description)).toContain(
+			`1 item(s) whose outcome was unknown were sent again, as Options → Resend Unknown Outcomes Of asks: item 2 (line 3) (code ${code}).`,
+		);
+
+		// Both codes left in the option: the second unknown outcome is not sent again.
+		const leftAgain = await resent.retry({ currentParameters: withCode(`${LEFT_ON}, ${code}`) });
+		expect(leftAgain.status).toBe('error');
+		expect(received.get(2)).toBe(2);
+		expect(codesIn(leftAgain.error?.description)).toContain(newCode);
+
+		// Its own code, after a check: sent once more, created once.
+		const done = await leftAgain.retry({ currentParameters: withCode(newCode) });
+		expect(done.status).toBe('success');
+		expect(received.get(2)).toBe(3);
+		for (let item = 0; item < 4; item++) expect(created.get(item)).toBe(1);
+		expect(idsOf(done.outputs[0])).toEqual(['cust_0_1', 'cust_1_1', 'cust_2_1', 'cust_3_1']);
+		expect(hintsOf(done)).toContain(`item 2 (line 3) (code ${newCode})`);
 	});
 
 	it('the original retried a second time after its first retry failed: what the first retry created is not created again, and each such item says where it is', async () => {
@@ -203,11 +310,14 @@ describe('a failed execution retried from the executions list never creates agai
 		expect(description).toContain(
 			"Created by another retry of this execution, not sent again: item 7 (line 8), item 8 (line 9). That retry's execution holds their output",
 		);
-		expect(description).toContain('Outcome unknown, not sent again: item 6 (line 7).');
+		expect(description).toContain('Outcome unknown, not sent again: item 6 (line 7) (code ');
 
 		// A third retry of the original: nothing more is sent but item 6's way forward (the user checked).
+		const [code] = codesIn(first.error?.description);
 		const resent = await first.retry({
-			currentParameters: customerParameters({ options: { concurrency: 1, resendUnknown: true } }),
+			currentParameters: customerParameters({
+				options: { concurrency: 1, resendUnknownOf: code },
+			}),
 		});
 		expect(resent.status).toBe('error');
 		expect(received.get(6)).toBe(2);
@@ -442,7 +552,7 @@ describe('Idempotency Key: the same event in another execution is not sent again
 		expect(zero.message).toMatch(
 			/^The execution was stopped while create-customer waited for the service's answer\. Outcome unknown/,
 		);
-		expect(zero.description).toMatch(/turn on Options → Resend Unknown Outcomes/);
+		expect(codesIn(zero.description)).toHaveLength(1);
 		expect(one.message).toBe(
 			'The execution was stopped before this item was sent: nothing was sent for it.',
 		);

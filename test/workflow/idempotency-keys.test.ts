@@ -143,6 +143,15 @@ function contextOf(nodeId: string, parents: IDataObject[] = []): IExecuteFunctio
 	} as unknown as IExecuteFunctions;
 }
 const errorOf = (item: { json: IDataObject }) => item.json.error as IDataObject;
+/** The resend codes an error's words give ("enter <code> in Options → Resend Unknown Outcomes Of"), in order. */
+const codesIn = (text: unknown) =>
+	[...String(text).matchAll(/enter ([2-9A-Z]{8}) in Options → Resend Unknown Outcomes Of/g)].map(
+		(match) => match[1],
+	);
+const hintsOf = (run: { taskData?: { hints?: Array<{ message: string }> } }) =>
+	(run.taskData?.hints ?? []).map((hint) => hint.message).join('\n');
+/** An earlier recovery's code, still in the option. */
+const LEFT_ON = 'K7QM2XR9';
 
 describe('three states per key', () => {
 	it('two items of one run with one key: the second is Already Created "earlier in this run"', async () => {
@@ -161,8 +170,12 @@ describe('three states per key', () => {
 	it('an unknown outcome fails the re-delivery on the error output, naming the key and the way on', async () => {
 		const nodeId = randomUUID();
 		const { seen } = service((_event, times) => (times === 0 ? 500 : 200));
-		await runInvoiceService(keyed(nodeId, [event(2)], { onError: 'continueErrorOutput' }));
+		const first = await runInvoiceService(
+			keyed(nodeId, [event(2)], { onError: 'continueErrorOutput' }),
+		);
 		expect(stateOf(nodeId, 'event-2')).toBe('unknown');
+		const [code] = codesIn(errorOf(first.outputs[2][0]).description);
+		expect(code).toMatch(/^[2-9A-Z]{8}$/);
 
 		const again = await runInvoiceService(
 			keyed(nodeId, [event(2)], { onError: 'continueErrorOutput' }),
@@ -175,27 +188,94 @@ describe('three states per key', () => {
 		expect(error.message).toBe(
 			'Item 0: the outcome of the create with Idempotency Key "event-2" is unknown: the service may or may not hold the record',
 		);
-		expect(error.description).toMatch(/Options → Resend Unknown Outcomes and retry/);
-		// The re-delivery's check took out what it added: still unknown, nothing more.
+		expect(error.description).toBe(
+			'Not sent, so that it is not created twice. Check in the service whether the record exists: if it does, the event is done; if it does not, enter the resend code that the error of the execution which sent it gives (the item\'s "outcome unknown" error) in Options → Resend Unknown Outcomes Of and retry this execution with the current workflow.',
+		);
+		// The re-delivery's check took out what it added: still unknown with its code, nothing more.
 		expect(stateOf(nodeId, 'event-2')).toBe('unknown');
-		expect(entriesOf(nodeId)).toEqual([hash('open:event-2')]);
+		expect([...entriesOf(nodeId)].sort()).toEqual(
+			[hash('open:event-2'), hash(`code:${code} event-2`)].sort(),
+		);
 	});
 
-	it('resendUnknown takes an unknown key over as a new claim; without it the key stays unknown', async () => {
-		// Called directly: the option (Options → Resend Unknown Outcomes) is wired in the node's descriptions.
+	it('an unknown key is taken over only with its own resend code, which it then no longer has', async () => {
+		// Called directly: the option (Options → Resend Unknown Outcomes Of) is wired in the node's descriptions.
 		const nodeId = randomUUID();
 		const keys = IdempotencyKeys.of(contextOf(nodeId), readKeySettings({}));
 		setState(nodeId, 'event-12', 'unknown');
-		expect(await keys.claim('event-12', 0, { resendUnknown: false })).toEqual({ state: 'unknown' });
-		const taken = await keys.claim('event-12', 0, { resendUnknown: true });
-		expect(taken.state).toBe('new');
+		put(nodeId, 'code:23456789 event-12');
+		expect(await keys.claim('event-12', 0, { resendCodes: [] })).toEqual({ state: 'unknown' });
+		expect(await keys.claim('event-12', 0, { resendCodes: [LEFT_ON] })).toEqual({
+			state: 'unknown',
+		});
+		expect(holds(nodeId, `code:${LEFT_ON} event-12`)).toBe(false);
+		const taken = await keys.claim('event-12', 0, { resendCodes: [LEFT_ON, '23456789'] });
+		expect(taken).toMatchObject({ state: 'new', resent: '23456789' });
 		expect(stateOf(nodeId, 'event-12')).toBe('flight');
-		if (taken.state === 'new') await taken.claim.created();
-		expect(await keys.claim('event-12', 1, { resendUnknown: true })).toEqual({
+		expect(holds(nodeId, 'code:23456789 event-12')).toBe(false);
+		// Its create ends unknown again: a new code, and the one used no longer takes it over.
+		if (taken.state === 'new') await taken.claim.unknown('ABCDEFGH');
+		expect(await keys.claim('event-12', 1, { resendCodes: ['23456789'] })).toEqual({
+			state: 'unknown',
+		});
+		const again = await keys.claim('event-12', 1, { resendCodes: ['ABCDEFGH'] });
+		expect(again).toMatchObject({ state: 'new', resent: 'ABCDEFGH' });
+		if (again.state === 'new') await again.claim.created();
+		expect(await keys.claim('event-12', 2, { resendCodes: ['ABCDEFGH'] })).toEqual({
 			state: 'created',
 			where: 'this run',
 		});
 		expect(entriesOf(nodeId)).toEqual([hash('claim:event-12')]);
+	});
+
+	it('issue 35, a key: a code left in the option never sends a later unknown key again; its own code does, once', async () => {
+		const nodeId = randomUUID();
+		// Event 20: HTTP 500 twice (nothing created), then created.
+		const { seen, created } = service((_event, times) => (times < 2 ? 500 : 200));
+		const options = (codes: string) => ({ options: { resendUnknownOf: codes } });
+		const first = await runInvoiceService(keyed(nodeId, [event(20)], options(LEFT_ON)));
+		expect(first.status).toBe('error');
+		const [code] = codesIn(first.error?.description);
+		expect(code).toMatch(/^[2-9A-Z]{8}$/);
+		expect(code).not.toBe(LEFT_ON);
+		expect(stateOf(nodeId, 'event-20')).toBe('unknown');
+
+		// A re-delivery and a Retry of the failed execution, the option as it was: nothing sent.
+		const redelivered = await runInvoiceService(keyed(nodeId, [event(20)], options(LEFT_ON)));
+		expect(redelivered.status).toBe('error');
+		const retried = await first.retry();
+		expect(retried.status).toBe('error');
+		expect(codesIn(retried.error?.description)).toContain(code);
+		expect(seen).toEqual([20]);
+
+		// Its code entered (the old one beside it): the re-delivery takes the key over and sends it, which ends
+		// unknown again (500), with a new code.
+		const resent = await runInvoiceService(
+			keyed(nodeId, [event(20)], options(`${LEFT_ON}, ${code}`)),
+		);
+		expect(seen).toEqual([20, 20]);
+		expect(String(resent.error?.description)).toContain(
+			`1 item(s) whose outcome was unknown were sent again, as Options → Resend Unknown Outcomes Of asks: item 0 (line 1) (code ${code}).`,
+		);
+		const [newCode] = codesIn(resent.error?.description);
+		expect([LEFT_ON, code]).not.toContain(newCode);
+
+		// The codes left in the option: not sent again.
+		const leftOn = await runInvoiceService(
+			keyed(nodeId, [event(20)], options(`${LEFT_ON}, ${code}`)),
+		);
+		expect(leftOn.status).toBe('error');
+		expect(seen).toEqual([20, 20]);
+
+		// Its own new code: sent once more, created; the next delivery is Already Created whatever the option holds.
+		const done = await runInvoiceService(keyed(nodeId, [event(20)], options(newCode)));
+		expect(done.status).toBe('success');
+		expect(created).toEqual([20]);
+		expect(hintsOf(done)).toContain(`item 0 (line 1) (code ${newCode})`);
+		const later = await runInvoiceService(keyed(nodeId, [event(20)], options(newCode)));
+		expect(later.outputs[1]).toHaveLength(1);
+		expect(seen).toEqual([20, 20, 20]);
+		expect(entriesOf(nodeId)).toEqual([hash('claim:event-20')]);
 	});
 
 	it('a refusal for sure releases the key: nothing of it stays in the store', async () => {
@@ -240,9 +320,19 @@ describe('three states per key', () => {
 			}),
 		);
 		expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
-		expect(errorOf(run.outputs[2][0]).message).toMatch(/"event-6" is unknown/);
+		const error = errorOf(run.outputs[2][0]);
+		expect(error.message).toMatch(/"event-6" is unknown/);
 		expect(stateOf(nodeId, 'event-6')).toBe('unknown');
 		expect(seen).toEqual([]);
+		// The node gave up waiting: it gave the unknown outcome a resend code, which takes it over.
+		const [code] = codesIn(error.description);
+		expect(holds(nodeId, `code:${code} event-6`)).toBe(true);
+		const resent = await runInvoiceService(
+			keyed(nodeId, [event(6)], { options: { resendUnknownOf: code } }),
+		);
+		expect(resent.status).toBe('success');
+		expect(seen).toEqual([6]);
+		expect(stateOf(nodeId, 'event-6')).toBe('created');
 	});
 });
 

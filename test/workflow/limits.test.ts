@@ -176,7 +176,7 @@ describe('Timeout is a total deadline: headers and the whole body', () => {
 		const tookMs = Date.now() - started;
 
 		expect(result.error?.message).toMatch(
-			/^No answer from create-customer within the time-out\. Outcome unknown: .*turn on Options → Resend Unknown Outcomes/,
+			/^No answer from create-customer within the time-out\. Outcome unknown: .*enter [2-9A-Z]{8} in Options → Resend Unknown Outcomes Of and retry this execution/,
 		);
 		expect(result.error?.description).toMatch(
 			/whole answer \(headers and body\).*Timeout option \(1 s\)/,

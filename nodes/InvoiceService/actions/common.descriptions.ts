@@ -1,6 +1,7 @@
 import type { IDataObject, INodeProperties } from 'n8n-workflow';
 
-import { optionalBoolean, optionalNumber } from '../helpers/validate';
+import { readResendCodes } from '../exactlyOnce/resendCodes';
+import { FieldError, optionalNumber } from '../helpers/validate';
 import type { ClientOptions } from '../transport/request';
 import type { Operation } from './operation';
 
@@ -73,26 +74,27 @@ const maxRetryWait: NumberOption = {
 const timeout: NumberOption = {
 	...numberOption('timeout', 'Timeout (Ms)', 60000, { minValue: 1000 }),
 	description:
-		'How long to wait for the service to answer one request. A create that times out is never re-sent automatically, because the service may have carried it out (see Resend Unknown Outcomes).',
+		'How long to wait for the service to answer one request. A create that times out is never re-sent automatically, because the service may have carried it out (see Resend Unknown Outcomes Of).',
 };
 
-const resendUnknown: INodeProperties = {
-	displayName: 'Resend Unknown Outcomes',
-	name: 'resendUnknown',
-	type: 'boolean',
-	default: false,
+const resendUnknownOf: INodeProperties = {
+	displayName: 'Resend Unknown Outcomes Of',
+	name: 'resendUnknownOf',
+	type: 'string',
+	default: '',
+	placeholder: 'e.g. K7QM2XR9',
 	description:
-		'Whether a retry sends again the items whose outcome was unknown (no answer, a server error): only after you checked the service and found no record for them. Off: they fail again without a request.',
+		'The resend codes (separated by commas) of unknown outcomes to send again on a retry: each "outcome unknown" error gives its own code. Enter a code only after you checked the service and found no record. A code is used once: left here, it never resends a later unknown outcome.',
 };
 
 /** Options every operation has: how the run treats the service. Read once per run, from the first item. */
-export const runOptions: INodeProperties[] = [concurrency, maxRetryWait, resendUnknown, timeout];
+export const runOptions: INodeProperties[] = [concurrency, maxRetryWait, resendUnknownOf, timeout];
 
 export interface RunOptions extends ClientOptions {
 	/** How many items are in flight at once (at least 1). */
 	concurrency: number;
-	/** Send again the items whose outcome an earlier try left unknown (the user checked the service). */
-	resendUnknown: boolean;
+	/** The resend codes of the unknown outcomes to send again (the user checked the service). */
+	resendCodes: string[];
 }
 
 /**
@@ -115,10 +117,17 @@ export function readNumberOption(
 
 /** The run options as the router uses them, from the Options collection (of the first item). Throws FieldError. */
 export function readRunOptions(options: IDataObject): RunOptions {
+	if (options.resendUnknown === true || options.resendUnknown === 'true') {
+		// The switch of earlier builds, saved on: it resent every later unknown outcome. Refused, not ignored.
+		throw new FieldError(
+			'Resend Unknown Outcomes',
+			'is no longer an option: remove it, and enter the resend code an "outcome unknown" error gives in Options → Resend Unknown Outcomes Of',
+		);
+	}
 	return {
 		concurrency: readNumberOption(options, concurrency, { whole: true }),
 		timeoutMs: readNumberOption(options, timeout),
 		maxRetryWaitMs: readNumberOption(options, maxRetryWait) * 1000,
-		resendUnknown: optionalBoolean(options.resendUnknown, resendUnknown.displayName) ?? false,
+		resendCodes: readResendCodes(options.resendUnknownOf, resendUnknownOf.displayName),
 	};
 }

@@ -7,9 +7,9 @@ import {
 	type IdempotencyKeys,
 	unknownKeyError,
 } from '../exactlyOnce/idempotencyKeys';
+import { newResendCode, resendWayForward, withCode } from '../exactlyOnce/resendCodes';
 import { fingerprintOf, type RecordedError, type RunRecord } from '../exactlyOnce/runRecord';
 import type { NodeError, RunCounts } from '../exactlyOnce/runReport';
-import { UNKNOWN_OUTCOME_WAY_FORWARD } from '../transport/errors';
 import { mayHaveActed } from '../transport/nodeError';
 import type { ServiceClient } from '../transport/request';
 import type { RunOptions } from './common.descriptions';
@@ -101,6 +101,8 @@ export class ItemStep {
 	private firstTurnAt = 0;
 	/** Whether the keys claimed ahead are being looked at for one held too long (heldTooLong). */
 	private watchingHeld = false;
+	/** The resend codes of the items this run sent without knowing the outcome (given when the create failed). */
+	private readonly codes = new Map<number, string>();
 
 	constructor(
 		private readonly context: IExecuteFunctions,
@@ -111,13 +113,14 @@ export class ItemStep {
 	async send(itemIndex: number, prepared: Prepared): Promise<StepResult> {
 		const { record, counts, runOptions } = this.run;
 		const recalled = record.recall(itemIndex);
+		let resending: string | undefined;
 		if (recalled && 'unknown' in recalled) {
-			if (!runOptions.resendUnknown) {
+			if (!runOptions.resendCodes.includes(recalled.code)) {
 				counts.notResent++;
 				this.notSentAgain.add(itemIndex);
-				throw recordedError(this.context, recalled.unknown, itemIndex);
+				throw recordedError(this.context, recalled.unknown, recalled.code, itemIndex);
 			}
-			counts.resent++;
+			resending = recalled.code;
 			record.resend(itemIndex);
 		} else if (recalled) {
 			// Created before: never created again, whatever changed; a changed request only earns a hint.
@@ -134,12 +137,21 @@ export class ItemStep {
 		}
 		const claimed = await this.claim(itemIndex);
 		if (claimed && 'alreadyCreated' in claimed) return claimed;
+		// Sent again: its code was listed (for its record, or for its key, left unknown by another execution).
+		const code = resending ?? claimed?.resent;
+		if (code) counts.resent.push({ itemIndex, code });
 		return { output: await this.create(itemIndex, prepared, claimed?.claim) };
 	}
 
-	/** The item failed: when the service may have acted on it, the record says so (never sent again unasked). */
+	/**
+	 * The item failed: when the service may have acted on it, its error names the outcome's resend code, and the
+	 * record keeps both (never sent again unless that code is entered).
+	 */
 	failed(itemIndex: number, caught: unknown, error: NodeError): void {
-		if (mayHaveActed(caught)) this.run.record.unknown(itemIndex, wordsOf(error));
+		if (!mayHaveActed(caught)) return;
+		const code = this.codes.get(itemIndex) ?? newResendCode();
+		withCode(error, code);
+		this.run.record.unknown(itemIndex, wordsOf(error), code);
 	}
 
 	/** The output this run returns for the item, kept for a later try in this process. */
@@ -208,7 +220,8 @@ export class ItemStep {
 		const at = Date.now();
 		for (let index = Math.max(itemIndex, this.claimedUpTo); index < end; index++) {
 			const recalled = record.recall(index);
-			if (recalled && !('unknown' in recalled && runOptions.resendUnknown)) continue;
+			if (recalled && !('unknown' in recalled && runOptions.resendCodes.includes(recalled.code)))
+				continue;
 			let key: string | undefined;
 			try {
 				key = this.keyOf(index);
@@ -216,7 +229,7 @@ export class ItemStep {
 				continue;
 			}
 			if (key === undefined) continue;
-			const claim = keys.claim(key, index, { resendUnknown: runOptions.resendUnknown });
+			const claim = keys.claim(key, index, { resendCodes: runOptions.resendCodes });
 			// Its item's turn reports a failure; until then it must not count as unhandled.
 			claim.catch(() => undefined);
 			this.claimedAhead.set(index, { key, claim, at });
@@ -259,7 +272,9 @@ export class ItemStep {
 	/** The item's key, claimed: undefined without a key; Already Created when it created the record before. */
 	private async claim(
 		itemIndex: number,
-	): Promise<{ claim: Claim } | { alreadyCreated: INodeExecutionData } | undefined> {
+	): Promise<
+		{ claim: Claim; resent?: string } | { alreadyCreated: INodeExecutionData } | undefined
+	> {
 		const { keys, counts, runOptions } = this.run;
 		if (!keys) return undefined;
 		if (this.turns++ === 0) this.firstTurnAt = Date.now();
@@ -269,7 +284,7 @@ export class ItemStep {
 		const key = ahead ? ahead.key : this.keyOf(itemIndex);
 		if (key === undefined) return undefined;
 		const found = await (ahead?.claim ??
-			keys.claim(key, itemIndex, { resendUnknown: runOptions.resendUnknown }));
+			keys.claim(key, itemIndex, { resendCodes: runOptions.resendCodes }));
 		const byAnotherRetry = this.run.retryFamily !== undefined;
 		if (found.state === 'created' && byAnotherRetry) {
 			// Done by another retry, whose execution holds the output: failed without a request, the others go on.
@@ -286,10 +301,10 @@ export class ItemStep {
 			counts.notResent++;
 			this.notSentAgain.add(itemIndex);
 			throw byAnotherRetry
-				? unknownInAnotherRetryError(this.context, itemIndex)
-				: unknownKeyError(this.context, key, itemIndex);
+				? unknownInAnotherRetryError(this.context, itemIndex, found.code)
+				: unknownKeyError(this.context, key, itemIndex, found.code);
 		}
-		return { claim: found.claim };
+		return { claim: found.claim, ...(found.resent ? { resent: found.resent } : {}) };
 	}
 
 	private async create(
@@ -302,7 +317,14 @@ export class ItemStep {
 		try {
 			created = await operation.create.call(this.context, prepared, itemIndex, client);
 		} catch (caught) {
-			await settleOrSay(claim, mayHaveActed(caught) ? 'unknown' : 'release', caught);
+			if (mayHaveActed(caught)) {
+				// The outcome's resend code: the key keeps it, and so do the item's error and the record (failed()).
+				const code = newResendCode();
+				this.codes.set(itemIndex, code);
+				await settleOrSay(claim, { unknown: code }, caught);
+			} else {
+				await settleOrSay(claim, 'release', caught);
+			}
 			throw asNodeError(this.context, caught, itemIndex);
 		}
 		// The record exists whatever the store says: if n8n's database cannot mark the key created, it stays in
@@ -340,14 +362,14 @@ async function giveBack({ claim }: ClaimedAhead): Promise<void> {
  */
 async function settleOrSay(
 	claim: Claim | undefined,
-	outcome: 'unknown' | 'release',
+	outcome: { unknown: string } | 'release',
 	caught: unknown,
 ): Promise<void> {
 	try {
-		await (outcome === 'unknown' ? claim?.unknown() : claim?.release());
+		await (outcome === 'release' ? claim?.release() : claim?.unknown(outcome.unknown));
 	} catch (storeError) {
 		const error = caught as { description?: string | null };
-		const said = `The Idempotency Key could not be ${outcome === 'unknown' ? 'marked' : 'released'} in n8n's database (${(storeError as Error).message}): a later delivery of this event waits for this one, then fails as an unknown outcome.`;
+		const said = `The Idempotency Key could not be ${outcome === 'release' ? 'released' : 'marked'} in n8n's database (${(storeError as Error).message}): a later delivery of this event waits for this one, then fails as an unknown outcome.`;
 		error.description = [error.description, said].filter(Boolean).join(' ');
 	}
 }
@@ -382,14 +404,25 @@ function createdByAnotherRetryError(context: IExecuteFunctions, itemIndex: numbe
 	);
 }
 
-/** An item another retry of this failed execution sent without an answer: not sent again, and the way on. */
-function unknownInAnotherRetryError(context: IExecuteFunctions, itemIndex: number): NodeError {
+/**
+ * An item another retry of this failed execution sent without an answer: not sent again, and the way on (`code`:
+ * this run gave up waiting for that retry, and gave the outcome this resend code).
+ */
+function unknownInAnotherRetryError(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	code?: string,
+): NodeError {
+	const way =
+		code === undefined
+			? "That retry's error gives the item's resend code: check the service; if the record is not there, enter that code in Options → Resend Unknown Outcomes Of and retry that execution with the current workflow."
+			: resendWayForward(code);
 	return new NodeOperationError(
 		context.getNode(),
 		`Item ${itemIndex}: another retry of this execution sent this item, and its outcome is unknown: the service may or may not hold the record`,
 		{
 			itemIndex,
-			description: `Not sent again, so that it is not created twice. ${UNKNOWN_OUTCOME_WAY_FORWARD}`,
+			description: `Not sent again, so that it is not created twice. ${way}`,
 		},
 	);
 }
@@ -398,13 +431,16 @@ function unknownInAnotherRetryError(context: IExecuteFunctions, itemIndex: numbe
 function recordedError(
 	context: IExecuteFunctions,
 	{ message, description, httpCode }: RecordedError,
+	code: string,
 	itemIndex: number,
 ): NodeError {
+	const wayForward = resendWayForward(code);
 	return new NodeApiError(context.getNode(), { message } as never, {
 		message,
 		description: [
-			description,
-			`Not sent again: an earlier try of this node sent it, and the service may have carried it out. ${UNKNOWN_OUTCOME_WAY_FORWARD}`,
+			// Its way forward said once, at the end.
+			description?.replace(wayForward, '').trim(),
+			`Not sent again: an earlier try of this node sent it, and the service may have carried it out. ${wayForward}`,
 		]
 			.filter(Boolean)
 			.join(' '),

@@ -95,7 +95,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	}
 	const { operation, operationName, runOptions, client } = run;
 
-	const counts = noCounts();
+	const counts = noCounts(runOptions.resendCodes);
 	const step = new ItemStep(this, { ...run, record, counts }, items.length);
 	const results: Array<INodeExecutionData | undefined> = new Array(items.length);
 	const alreadyCreated: Array<INodeExecutionData | undefined> = new Array(items.length);

@@ -3,6 +3,7 @@ import { NodeOperationError, sleep } from 'n8n-workflow';
 
 import { optionalText } from '../helpers/validate';
 import { KeyStore, type ClaimAnswer, type NodeRow } from './keyStore';
+import { newResendCode, resendWayForward } from './resendCodes';
 import { LockError, RowLock } from './rowLock';
 
 /**
@@ -17,17 +18,21 @@ import { LockError, RowLock } from './rowLock';
 export interface Claim {
 	/** The record exists: later deliveries go to Already Created. */
 	created(): Promise<void>;
-	/** The service may or may not hold the record: later deliveries fail until checked. */
-	unknown(): Promise<void>;
+	/** The service may or may not hold the record: later deliveries fail until checked (this resend code). */
+	unknown(code: string): Promise<void>;
 	/** Nothing was created, for certain: the key is given back, and a re-delivery is sent. */
 	release(): Promise<void>;
 }
 
-/** What a claim found: "new" holds the key for this item; the others mean "do not send". */
+/**
+ * What a claim found: "new" holds the key for this item (`resent`: an unknown key taken over with this resend
+ * code); the others mean "do not send" (`code`: the claim found the key in flight elsewhere past the wait and made
+ * it unknown, with this resend code).
+ */
 export type ClaimResult =
-	| { state: 'new'; claim: Claim }
+	| { state: 'new'; claim: Claim; resent?: string }
 	| { state: 'created'; where: 'earlier execution' | 'this run' }
-	| { state: 'unknown' };
+	| { state: 'unknown'; code?: string };
 
 /** Waits for a key in flight in another process (tests shorten them). */
 export const flightTiming = {
@@ -108,13 +113,13 @@ export class IdempotencyKeys {
 
 	/**
 	 * Claims the key for this item. A key in flight in this process waits for that item's outcome; in flight in
-	 * another process, for up to Max Retry Wait + Timeout + a margin, then it counts as unknown. With
-	 * `resendUnknown`, an unknown key is taken over as a new claim.
+	 * another process, for up to Max Retry Wait + Timeout + a margin, then it counts as unknown (with a resend code
+	 * of its own). An unknown key whose resend code is among `resendCodes` is taken over as a new claim.
 	 */
 	async claim(
 		key: string,
 		itemIndex: number,
-		{ resendUnknown }: { resendUnknown: boolean },
+		{ resendCodes }: { resendCodes: string[] },
 	): Promise<ClaimResult> {
 		const id = `${this.row.scope} ${key}`;
 		for (let pending = inFlight.get(id); pending; pending = inFlight.get(id)) await pending;
@@ -125,8 +130,10 @@ export class IdempotencyKeys {
 			settle();
 		};
 		let answer: ClaimAnswer;
+		// The resend code the key gets if this claim gives up waiting for another process's flight.
+		const expiryCode = newResendCode();
 		try {
-			answer = await this.waitOutFlight(key, resendUnknown);
+			answer = await this.waitOutFlight(key, resendCodes, expiryCode);
 		} catch (error) {
 			done();
 			throw storeItemError(this.context, error, itemIndex, this.settings.purpose);
@@ -138,19 +145,23 @@ export class IdempotencyKeys {
 				where: this.createdHere.has(key) ? 'this run' : 'earlier execution',
 			};
 		}
-		if (answer !== 'new') {
+		if (answer === 'unknown' || answer === 'flight') {
 			done();
 			return { state: 'unknown' };
 		}
+		if (answer === 'expired') {
+			done();
+			return { state: 'unknown', code: expiryCode };
+		}
 		const claimedAt = flightTiming.now();
-		const settleAs = async (outcome: 'created' | 'unknown' | 'released') => {
+		const settleAs = async (outcome: 'created' | 'unknown' | 'released', code?: string) => {
 			try {
 				const store = this.store();
 				// Held as long as another process waits for a key in flight (a create that outlasted the wait): that
 				// process may have given up on it and made it unknown, and a created key must not end absent.
 				const reassert =
 					outcome === 'created' && flightTiming.now() - claimedAt >= this.settings.flightWaitMs;
-				await store.settle(this.row, key, outcome, reassert);
+				await store.settle(this.row, key, outcome, { reassert, code });
 				this.wroteIn(store);
 				if (outcome === 'created') this.createdHere.add(key);
 			} finally {
@@ -161,20 +172,25 @@ export class IdempotencyKeys {
 			state: 'new',
 			claim: {
 				created: async () => await settleAs('created'),
-				unknown: async () => await settleAs('unknown'),
+				unknown: async (code) => await settleAs('unknown', code),
 				release: async () => await settleAs('released'),
 			},
+			...(typeof answer === 'object' ? { resent: answer.taken } : {}),
 		};
 	}
 
 	/** The key's answer once no other process has it in flight (or the wait is over: then it is unknown). */
-	private async waitOutFlight(key: string, takeUnknown: boolean): Promise<ClaimAnswer> {
+	private async waitOutFlight(
+		key: string,
+		codes: string[],
+		expiryCode: string,
+	): Promise<ClaimAnswer> {
 		const started = flightTiming.now();
 		let delay = flightTiming.pollMinMs;
 		for (;;) {
 			const expireFlight = flightTiming.now() - started >= this.settings.flightWaitMs;
 			const store = this.store();
-			const answer = await store.claim(this.row, key, { takeUnknown, expireFlight });
+			const answer = await store.claim(this.row, key, { codes, expireFlight, expiryCode });
 			this.wroteIn(store);
 			if (answer !== 'flight') return answer;
 			await sleep(delay + Math.floor(Math.random() * delay));
@@ -209,20 +225,25 @@ export class IdempotencyKeys {
 	}
 }
 
-/** The item error of a key whose outcome is unknown: never Already Created, and the way to go on. */
+/**
+ * The item error of a key whose outcome is unknown: never Already Created, and the way to go on. `code`: this run
+ * made it unknown (another process held it in flight past the wait), with this resend code; else the execution
+ * that sent it without an answer gave the code, in its error.
+ */
 export function unknownKeyError(
 	context: IExecuteFunctions,
 	key: string,
 	itemIndex: number,
+	code?: string,
 ): NodeOperationError {
+	const check =
+		code === undefined
+			? 'Check in the service whether the record exists: if it does, the event is done; if it does not, enter the resend code that the error of the execution which sent it gives (the item\'s "outcome unknown" error) in Options → Resend Unknown Outcomes Of and retry this execution with the current workflow.'
+			: `Another execution held the key past the wait, and the node gave up waiting: if the record is in the service, the event is done. ${resendWayForward(code)}`;
 	return new NodeOperationError(
 		context.getNode(),
 		`Item ${itemIndex}: the outcome of the create with Idempotency Key "${key}" is unknown: the service may or may not hold the record`,
-		{
-			itemIndex,
-			description:
-				'Not sent, so that it is not created twice. Check in the service whether the record exists: if it does not, turn on Options → Resend Unknown Outcomes and retry with the current workflow; if it does, the event is done.',
-		},
+		{ itemIndex, description: `Not sent, so that it is not created twice. ${check}` },
 	);
 }
 

@@ -11,6 +11,9 @@ import { asLockError, LockError, RowLock, type LockHelpers } from './rowLock';
  * - `claim:<key>` alone: created (the claim closed with a record);
  * - `open:<key>` alone: outcome unknown (no claim holds it any more, the outcome stays open);
  * - neither: released, or never seen.
+ * An unknown outcome also has its resend code (resendCodes.ts) as an entry `code:<code> <key>`, added when it became
+ * unknown: a claim that lists codes checks theirs too, takes an unknown key over only when one of them is there,
+ * and takes out the entries of the codes it lists whatever it finds (a code is used once).
  * A claim checks both entries (a new key: both added, now in flight); an outcome removes one (created: `open:`,
  * unknown: `claim:`) or both (released). Only a claim that finds the key created or unknown takes out the entry
  * its check added.
@@ -23,16 +26,25 @@ import { asLockError, LockError, RowLock, type LockHelpers } from './rowLock';
 
 export type StoreHelpers = LockHelpers & Pick<IExecuteFunctions['helpers'], 'removeProcessed'>;
 
-/** A key's state when claimed: "new" means this claim now holds it (in flight). */
-export type ClaimAnswer = 'new' | 'created' | 'unknown' | 'flight';
+/**
+ * A key's state when claimed: "new" means this claim now holds it (in flight), and so does `taken` (an unknown
+ * key taken over with its code); "expired": in flight elsewhere past the wait, now unknown with the claim's
+ * `expiryCode`.
+ */
+export type ClaimAnswer = 'new' | 'created' | 'unknown' | 'expired' | 'flight' | { taken: string };
 /** Where a claimed key goes when its item's outcome is known. */
 export type Outcome = 'created' | 'unknown' | 'released';
 
 export interface ClaimRequest {
-	/** An unknown outcome is taken over as a new claim (Resend Unknown Outcomes). */
-	takeUnknown: boolean;
-	/** A key still in flight is given up on: it becomes unknown (its holder outlived the wait, or died). */
+	/**
+	 * An unknown outcome with one of these resend codes is taken over as a new claim (Options → Resend Unknown
+	 * Outcomes Of). Never a key in flight past the wait: that one gets a code of its own (`expiryCode`).
+	 */
+	codes: string[];
+	/** A key still in flight is given up on: it becomes unknown (its holder outlived the wait, or died)... */
 	expireFlight: boolean;
+	/** ...with this resend code (required with expireFlight). */
+	expiryCode?: string;
 }
 
 /** The node whose row a key lives in: its row's name in this process, its helpers, how many keys it keeps. */
@@ -44,6 +56,8 @@ export interface NodeRow {
 
 const CLAIM = 'claim:';
 const OPEN = 'open:';
+/** A resend code's entry for a key. */
+const codeEntry = (code: string, key: string) => `code:${code} ${key}`;
 /** The entries an outcome takes out of the row. */
 const REMOVED_BY: Record<Outcome, string[]> = {
 	created: [OPEN],
@@ -58,8 +72,11 @@ interface Pending<T> {
 	reject(error: unknown): void;
 }
 type ClaimOp = Pending<ClaimAnswer> & ClaimRequest;
-/** `reassert`: a created key's `claim:` entry is written again (see KeyStore.settle). */
-type OutcomeOp = Pending<void> & { outcome: Outcome; reassert: boolean };
+/**
+ * `reassert`: a created key's `claim:` entry is written again (see KeyStore.settle); `code`: an unknown key's
+ * resend code.
+ */
+type OutcomeOp = Pending<void> & { outcome: Outcome; reassert: boolean; code?: string };
 
 export class KeyStore {
 	private claims: ClaimOp[] = [];
@@ -88,9 +105,14 @@ export class KeyStore {
 	 * which then took its `claim:` entry out (unknown); the entry is checked in again, so that the key ends created,
 	 * not absent (a later delivery would create the record again).
 	 */
-	async settle(row: NodeRow, key: string, outcome: Outcome, reassert = false): Promise<void> {
+	async settle(
+		row: NodeRow,
+		key: string,
+		outcome: Outcome,
+		{ reassert = false, code }: { reassert?: boolean; code?: string } = {},
+	): Promise<void> {
 		return await new Promise<void>((resolve, reject) => {
-			this.outcomes.push({ row, key, outcome, reassert, resolve, reject });
+			this.outcomes.push({ row, key, outcome, reassert, code, resolve, reject });
 			void this.write();
 		});
 	}
@@ -191,13 +213,19 @@ async function writeRow(batch: RowBatch, stillHeld: () => void): Promise<void> {
 			stillHeld();
 			if (batch.before === undefined) batch.before = await count(row);
 			stillHeld();
-			const checked = claims.flatMap(({ key }) => [CLAIM + key, OPEN + key]);
+			const checked = claims.flatMap(({ key, codes, expireFlight, expiryCode }) => [
+				CLAIM + key,
+				OPEN + key,
+				...codes.map((code) => codeEntry(code, key)),
+				...(expireFlight && expiryCode ? [codeEntry(expiryCode, key)] : []),
+			]);
 			let held: Set<string>;
 			try {
 				const { processed } = await row.helpers.checkProcessedAndRecord(checked, 'node', {
 					mode: 'entries',
-					// Room for the second entry of each new claim, so that History Size keys remain.
-					maxEntries: row.historySize + claims.length,
+					// Room for the second entry of each new claim, and for the codes' entries checked (taken out
+					// again below), so that History Size keys remain.
+					maxEntries: row.historySize + claims.length + (checked.length - 2 * claims.length),
 				});
 				held = new Set(processed.map(String));
 			} catch (error) {
@@ -207,9 +235,13 @@ async function writeRow(batch: RowBatch, stillHeld: () => void): Promise<void> {
 			answers = claims.map((claim) => decide(claim, held, remove));
 		}
 		// No stillHeld() from here on: the check is written, and the row is only right once this removal is.
-		const reasserted = outcomes.filter((op) => op.reassert).map(({ key }) => CLAIM + key);
+		const reasserted = outcomes.flatMap(({ key, outcome, reassert, code }) => [
+			...(reassert ? [CLAIM + key] : []),
+			...(outcome === 'unknown' && code ? [codeEntry(code, key)] : []),
+		]);
 		if (reasserted.length > 0) {
-			// Only adds what should be there: written twice (a repeat after a lost answer) is still right.
+			// Only adds what should be there (and a code's entry): written twice (a repeat after a lost answer) is
+			// still right.
 			await call(
 				async () =>
 					await row.helpers.checkProcessedAndRecord(reasserted, 'node', {
@@ -267,19 +299,40 @@ async function call<T>(work: () => Promise<T>): Promise<T> {
  * answer does not keep.
  */
 function decide(claim: ClaimOp, held: Set<string>, remove: string[]): ClaimAnswer {
-	const { key, takeUnknown, expireFlight } = claim;
+	const { key, codes, expireFlight, expiryCode } = claim;
 	const claimed = held.has(CLAIM + key);
 	const open = held.has(OPEN + key);
+	// The listed codes' entries go whatever the key's state: added by the check, used now, or left over.
+	const taking = codes.find((code) => held.has(codeEntry(code, key)));
+	remove.push(...codes.map((code) => codeEntry(code, key)));
+	const expiry = expireFlight && expiryCode ? codeEntry(expiryCode, key) : undefined;
+	const answer = decideState(key, claimed, open, expireFlight, taking, remove);
+	if (expiry && answer !== 'expired') remove.push(expiry);
+	return answer;
+}
+
+function decideState(
+	key: string,
+	claimed: boolean,
+	open: boolean,
+	expireFlight: boolean,
+	taking: string | undefined,
+	remove: string[],
+): ClaimAnswer {
 	if (claimed && !open) {
 		remove.push(OPEN + key);
 		return 'created';
 	}
-	// In flight elsewhere: waited for, unless the wait is over (then its outcome is unknown).
+	// In flight elsewhere: waited for, unless the wait is over (then its outcome is unknown, with a code of its own).
 	if (claimed && !expireFlight) return 'flight';
-	if (claimed || open) {
-		// Unknown (or in flight past the wait): taken over with Resend Unknown Outcomes, the check having added
-		// what a claim of its own holds; else unknown, without the claim.
-		if (takeUnknown) return 'new';
+	if (claimed) {
+		remove.push(CLAIM + key);
+		return 'expired';
+	}
+	if (open) {
+		// Unknown: taken over when its code is listed (the check added what a claim of its own holds); else
+		// unknown, without the claim.
+		if (taking) return { taken: taking };
 		remove.push(CLAIM + key);
 		return 'unknown';
 	}

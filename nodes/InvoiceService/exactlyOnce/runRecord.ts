@@ -2,6 +2,8 @@ import { createHash, randomUUID } from 'node:crypto';
 
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { newResendCode } from './resendCodes';
+
 /**
  * What this node run already did with each item, so that nothing is created twice when n8n runs the node again
  * with the same input items:
@@ -17,13 +19,14 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
  *   e-mail; an invoice's invoice_id, status and download_url), so that the item a retry returns carries the
  *   same fields its first output had; and `fingerprint`, a SHA-256 of the operation and the request body,
  *   which only feeds a hint (it is computed only when the record is saved, not for a run that succeeds);
- * - outcome unknown: the error's message, description and HTTP code.
+ * - outcome unknown: the error's message, description and HTTP code, and its resend code (resendCodes.ts).
  * On the next run of the same item index, whatever changed in the node meanwhile:
  * - created → its output is returned, rebuilt from the record (or the very same item, in the same process),
  *   without a request; if its request is not the one it was created with (a retry "with current workflow" after
  *   an edit), a hint says so;
- * - outcome unknown → it fails again with its first error, without a request, unless Resend Unknown Outcomes
- *   is on: then it is sent again (the user checked the service), and its record starts afresh;
+ * - outcome unknown → it fails again with its first error, without a request, unless Options → Resend Unknown
+ *   Outcomes Of lists its code: then it is sent again (the user checked the service), and its record starts
+ *   afresh (ending unknown again, it gets a new code);
  * - an item never created is sent.
  *
  * Where it lives: on the node run's execute data (`getExecuteData()`), the one object n8n hands every try of one
@@ -50,6 +53,8 @@ interface RecordedItem {
 	/** The service's answer: the output item's json. */
 	created?: IDataObject;
 	unknown?: RecordedError;
+	/** The unknown outcome's resend code. */
+	code?: string;
 }
 
 interface SavedRecord {
@@ -66,7 +71,7 @@ interface SavedRecord {
 /** What an earlier run of this item did, when it must not be sent again. */
 export type Recalled =
 	| { created: IDataObject; output?: INodeExecutionData; fingerprint?: string }
-	| { unknown: RecordedError };
+	| { unknown: RecordedError; code: string };
 
 /** What only this process holds for a record: the outputs returned, and the bodies not yet fingerprinted. */
 interface InMemory {
@@ -128,7 +133,7 @@ export class RunRecord {
 				...(item.fingerprint ? { fingerprint: item.fingerprint } : {}),
 			};
 		}
-		return item.unknown ? { unknown: item.unknown } : undefined;
+		return item.unknown ? { unknown: item.unknown, code: codeOf(item) } : undefined;
 	}
 
 	/**
@@ -150,9 +155,9 @@ export class RunRecord {
 	 * The item failed, and the service may have acted on it: it is not sent again unless the user says so. An
 	 * item created before it failed (its PDF not downloaded) stays created: a later run only completes its output.
 	 */
-	unknown(itemIndex: number, error: RecordedError): void {
+	unknown(itemIndex: number, error: RecordedError, code: string): void {
 		if (!this.saved || this.saved.items[itemIndex]?.created) return;
-		this.saved.items[itemIndex] = { unknown: { ...error } };
+		this.saved.items[itemIndex] = { unknown: { ...error }, code };
 	}
 
 	/** The user checked the service and asked to send an unknown item again: what the record said of it goes. */
@@ -186,7 +191,7 @@ export class RunRecord {
 		if (!this.saved) return [];
 		return Object.entries(this.saved.items).flatMap(([index, item]): Array<[number, Recalled]> => {
 			if (item.created) return [[Number(index), { created: item.created }]];
-			return item.unknown ? [[Number(index), { unknown: item.unknown }]] : [];
+			return item.unknown ? [[Number(index), { unknown: item.unknown, code: codeOf(item) }]] : [];
 		});
 	}
 
@@ -194,6 +199,12 @@ export class RunRecord {
 	forget(): void {
 		if (this.holder) delete this.holder[RECORD_PROPERTY];
 	}
+}
+
+/** An unknown item's resend code; one saved without (an earlier build) gets one now, saved with the record. */
+function codeOf(item: RecordedItem): string {
+	item.code ??= newResendCode();
+	return item.code;
 }
 
 function isSavedRecord(value: unknown): value is SavedRecord {

@@ -1,6 +1,6 @@
 import type { IDataObject, NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { UNKNOWN_OUTCOME_WAY_FORWARD } from '../transport/errors';
+import { EACH_WAY_FORWARD, resendWayForward } from './resendCodes';
 import type { RunRecord } from './runRecord';
 
 export type NodeError = NodeApiError | NodeOperationError;
@@ -15,20 +15,26 @@ export interface RunCounts {
 	changed: number[];
 	/** Items an earlier run sent with an unknown outcome: failed again, not sent. */
 	notResent: number;
-	/** Items an earlier run sent with an unknown outcome, sent again because Resend Unknown Outcomes is on. */
-	resent: number;
+	/**
+	 * Items an earlier run (or another execution, for a key) sent with an unknown outcome, sent again because
+	 * Options → Resend Unknown Outcomes Of lists their code.
+	 */
+	resent: Array<{ itemIndex: number; code: string }>;
+	/** The codes Options → Resend Unknown Outcomes Of lists. */
+	listedCodes: string[];
 	/** Items whose Idempotency Key created a record in an earlier execution: on Already Created, not sent. */
 	alreadyCreated: number;
 	/** Items another retry of this failed execution created (its retry keys): failed, not sent. */
 	createdByAnotherRetry: number[];
 }
 
-export const noCounts = (): RunCounts => ({
+export const noCounts = (listedCodes: string[] = []): RunCounts => ({
 	returned: 0,
 	rebuilt: 0,
 	changed: [],
 	notResent: 0,
-	resent: 0,
+	resent: [],
+	listedCodes,
 	alreadyCreated: 0,
 	createdByAnotherRetry: [],
 });
@@ -63,16 +69,34 @@ export function runHints(counts: RunCounts): string[] {
 			? `The request of ${listed(changed.map(itemName))} changed since they were created (the node or its input was edited): they were not created again, and their output is the record created then. To create them anew, run the workflow again instead of retrying it.`
 			: '',
 		notResent > 0
-			? `${notResent} item(s) were not sent again: an earlier try sent them and their outcome is unknown (see their errors). ${UNKNOWN_OUTCOME_WAY_FORWARD}`
+			? `${notResent} item(s) were not sent again: an earlier try sent them and their outcome is unknown (their errors give each its resend code). ${EACH_WAY_FORWARD}`
 			: '',
-		resent > 0
-			? `${resent} item(s) whose outcome was unknown were sent again, as Options → Resend Unknown Outcomes asks.`
-			: '',
+		resentSentence(resent),
+		unmatchedSentence(counts),
 		alreadyCreated > 0
 			? `${alreadyCreated} item(s) were already created through this node in an earlier execution or earlier in this run (same Idempotency Key): they went to the Already Created output and were not sent.`
 			: '',
 		createdByAnotherRetry.length > 0 ? byAnotherRetry(createdByAnotherRetry) : '',
 	].filter(Boolean);
+}
+
+/** What Options → Resend Unknown Outcomes Of sent again, by item and code. */
+function resentSentence(resent: RunCounts['resent']): string {
+	if (resent.length === 0) return '';
+	const sorted = [...resent].sort((a, b) => a.itemIndex - b.itemIndex);
+	return `${resent.length} item(s) whose outcome was unknown were sent again, as Options → Resend Unknown Outcomes Of asks: ${listed(sorted.map(({ itemIndex, code }) => `${itemName(itemIndex)} (code ${code})`))}. Each code is now used: it sends nothing again, and the option can be cleared.`;
+}
+
+/** The listed codes that named no unknown outcome of this run (a notice: the run is not stopped for them). */
+export function unmatchedCodes({ listedCodes, resent }: RunCounts): string[] {
+	const used = new Set(resent.map(({ code }) => code));
+	return listedCodes.filter((code) => !used.has(code));
+}
+
+function unmatchedSentence(counts: RunCounts): string {
+	const unmatched = unmatchedCodes(counts);
+	if (unmatched.length === 0) return '';
+	return `Options → Resend Unknown Outcomes Of: ${listed(unmatched)} named no unknown outcome of this run, so nothing was sent again for ${unmatched.length === 1 ? 'it' : 'them'} (a code is used once, and a later unknown outcome gets a code of its own). Clear the option, or enter the code its error gives.`;
 }
 
 /** The items another retry of this failed execution created, and where their outputs are. */
@@ -114,6 +138,7 @@ export function withStopReport(run: StoppedRun): NodeError {
 	const keyRefused = (error as NodeApiError).httpCode === '401';
 	const created: string[] = [];
 	const unknown: string[] = [];
+	const codes: string[] = [];
 	const known = new Set<number>();
 	for (const [index, recalled] of record.entries().sort(([a], [b]) => a - b)) {
 		known.add(index);
@@ -121,7 +146,8 @@ export function withStopReport(run: StoppedRun): NodeError {
 			const id = createdId?.(recalled.created);
 			created.push(`item ${index}${id ? ` (${id})` : ''}`);
 		} else {
-			unknown.push(itemName(index));
+			unknown.push(`${itemName(index)} (code ${recalled.code})`);
+			codes.push(recalled.code);
 		}
 	}
 	const others = failures.filter(
@@ -132,17 +158,27 @@ export function withStopReport(run: StoppedRun): NodeError {
 		if (!handled.has(index) && !known.has(index)) notSent++;
 	}
 	const byOthers = counts.createdByAnotherRetry.filter((index) => index !== thrownIndex);
+	// A code that named nothing is only known once every item was reached.
+	const unmatched = notSent === 0 ? unmatchedSentence(counts) : '';
 	const thrownAlone =
-		created.length + others.length + notSent + counts.alreadyCreated + byOthers.length === 0 &&
-		unknown.length <= (known.has(thrownIndex) ? 1 : 0);
+		created.length +
+			others.length +
+			notSent +
+			counts.alreadyCreated +
+			byOthers.length +
+			counts.resent.length +
+			unmatched.length ===
+			0 && unknown.length <= (known.has(thrownIndex) ? 1 : 0);
 	if (thrownAlone) return error;
 	const report = [
 		created.length
 			? `Already created in this run before it stopped: ${listed(created)}. Retry of this execution returns them without creating them again.`
 			: 'Nothing was created in this run before it stopped.',
 		unknown.length
-			? `Outcome unknown, not sent again: ${listed(unknown)}. ${UNKNOWN_OUTCOME_WAY_FORWARD}`
+			? `Outcome unknown, not sent again: ${listed(unknown)}. ${codes.length === 1 ? resendWayForward(codes[0]) : EACH_WAY_FORWARD}`
 			: '',
+		resentSentence(counts.resent),
+		unmatched,
 		...others
 			.slice(0, LISTED)
 			.map((other) => `Item ${other.itemIndex} failed too: ${other.error.message}`),

@@ -46,10 +46,11 @@ export interface CallContext {
 
 /**
  * The way forward from every "outcome unknown": the node never sends such an item again by itself, so the user
- * checks, and only then lets it be sent again (the router reads the option; docs/reference.md describes it).
+ * checks, and only then lets it be sent again. The item's step puts the outcome's own resend code in its place
+ * (exactlyOnce/resendCodes.ts, `withCode`); docs/reference.md describes it.
  */
 export const UNKNOWN_OUTCOME_WAY_FORWARD =
-	'Check the service; if the record is not there, turn on Options → Resend Unknown Outcomes and retry with the current workflow.';
+	"Check the service; if the record is not there, enter this error's resend code in Options → Resend Unknown Outcomes Of and retry this execution with the current workflow.";
 
 const UNKNOWN_OUTCOME = `Outcome unknown: the request reached the service but no answer came back, so it may or may not have been carried out. ${UNKNOWN_OUTCOME_WAY_FORWARD}`;
 

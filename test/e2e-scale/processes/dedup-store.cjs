@@ -117,7 +117,7 @@ async function claim(helper, { keys, workflowId, nodeId, code, startAt, withoutL
 	// Every process starts its claims at the same instant (each took its own time to load n8n).
 	if (startAt)
 		await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAt - Date.now())));
-	const request = { takeUnknown: false, expireFlight: false };
+	const request = { codes: [], expireFlight: false };
 	const started = Date.now();
 	const answers = await Promise.all(
 		keys.map(async (key) => {
