@@ -9,7 +9,7 @@ import { ServiceClient } from '../transport/request';
 import { readRunOptions } from './common.descriptions';
 import { asNodeError, errorItem } from './itemErrors';
 import { ItemStep, type StepRun } from './itemStep';
-import { keysConfigured, readKeySettings } from './keys.descriptions';
+import { keysChecked, keysConfigured, readKeySettings } from './keys.descriptions';
 import { findOperation } from './resources';
 import { isToolRun } from './tool';
 
@@ -29,8 +29,9 @@ async function prepareRun(context: IExecuteFunctions, record: RunRecord): Promis
 	// Run-wide settings come from the first item: they shape the whole batch, not one request.
 	const options = context.getNodeParameter('options', 0, {}) as IDataObject;
 	const runOptions = readRunOptions(options);
-	// No Idempotency Key set: no keys, and the node works as it always has (a retried execution aside).
-	const keys = keysConfigured(context.getNode().parameters)
+	// No Idempotency Key option: no keys, and the node works as it always has (a retried execution aside). Added but
+	// blank: keys, and each item's blank key fails it (itemStep.ts).
+	const keys = keysChecked(context.getNode().parameters)
 		? IdempotencyKeys.of(context, readKeySettings(options))
 		: undefined;
 	const retries = keys ? undefined : retryKeys(context, options, record);
