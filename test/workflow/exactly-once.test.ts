@@ -541,6 +541,34 @@ describe('Idempotency Key: the same event in another execution is not sent again
 		]);
 	});
 
+	it('a wrong History Size fails the run even without a key, and a retried execution too (its retry keys are never turned off unseen)', async () => {
+		const { received } = service((item, seen) => (item === 1 && seen === 0 ? 400 : 200));
+		const wrong = await runInvoiceService({
+			parameters: customerParameters({ options: { historySize: 0 } }),
+			items: people(2),
+			onError: 'continueRegularOutput',
+		});
+		expect(wrong.outputs[0].map((item) => (item.json.error as IDataObject).message)).toEqual([
+			'Item 0: History Size must be a whole number of at least 1, got 0',
+			'Item 0: History Size must be a whole number of at least 1, got 0',
+		]);
+		expect(received.size).toBe(0);
+
+		const first = await runInvoiceService({
+			parameters: customerParameters({ options: { concurrency: 1 } }),
+			items: people(2),
+		});
+		expect(first.status).toBe('error');
+		const retried = await first.retry({
+			currentParameters: customerParameters({ options: { concurrency: 1, historySize: 'many' } }),
+		});
+		expect(retried.status).toBe('error');
+		expect(retried.error?.message).toBe(
+			'Item 0: History Size must be a whole number of at least 1, got "many"',
+		);
+		expect([received.get(0), received.get(1)]).toEqual([1, 1]);
+	});
+
 	it('without a key the node has one output and asks nothing of the store', async () => {
 		service();
 		const run = await runInvoiceService({ parameters: customerParameters(), items: people(2) });
