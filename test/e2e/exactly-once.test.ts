@@ -9,7 +9,8 @@
 // - the original retried a second time after its first retry failed: what the first retry created is not created
 //   again (the retry keys), and the error says where those lines are;
 // - the same event delivered twice (in turn, or at the same moment) with an Idempotency Key: one invoice; a
-//   first create the service refused is created by the re-delivery;
+//   first create the service refused is created by the re-delivery; a key that is blank after a Webhook
+//   ({{ $json.eventId }}: the event is under body) fails each delivery's item on the error output, creating nothing;
 // - Customer → Invoice keyed on the event: the documented recovery (re-delivery, then Retry) ends with one of each;
 // - Retry after n8n restarted between the failure and the retry.
 import * as fs from 'node:fs';
