@@ -10,7 +10,8 @@
 // - the original retried a second time after its first retry failed: what the first retry created is not created
 //   again (the retry keys), and the error says where those lines are;
 // - the same event delivered twice (in turn, or at the same moment) with an Idempotency Key: one invoice; a
-//   first create the service refused is created by the re-delivery;
+//   first create the service refused is created by the re-delivery; a key that is blank after a Webhook
+//   ({{ $json.eventId }}: the event is under body) fails each delivery's item on the error output, creating nothing;
 // - Customer → Invoice keyed on the event: the documented recovery (re-delivery, then Retry) ends with one of each;
 // - Retry after n8n restarted between the failure and the retry.
 import * as fs from 'node:fs';
@@ -44,6 +45,7 @@ import {
 	CUSTOMER,
 	FAILING_LINE,
 	INVOICE,
+	blankKeyWorkflow,
 	chainWorkflow,
 	eventWorkflow,
 	expectRetryCompleted,
@@ -70,6 +72,7 @@ const PATHS = {
 	resend: 'exactly-once-resend',
 	edit: 'exactly-once-edit',
 	siblings: 'exactly-once-siblings',
+	blankKey: 'exactly-once-blank-key',
 };
 
 describe.each(N8N_VERSIONS)('Exactly once across executions in a real n8n %s', (version) => {
@@ -78,7 +81,15 @@ describe.each(N8N_VERSIONS)('Exactly once across executions in a real n8n %s', (
 	let server: N8nServer;
 	let serverLog = '';
 	let customerId = '';
-	const workflowIds = { lines: '', event: '', chain: '', resend: '', edit: '', siblings: '' };
+	const workflowIds = {
+		lines: '',
+		event: '',
+		chain: '',
+		resend: '',
+		edit: '',
+		siblings: '',
+		blankKey: '',
+	};
 	const timings: Record<string, number> = {};
 	const log = (message: string) => console.log(`[exactly-once ${version}] ${message}`);
 
@@ -100,6 +111,7 @@ describe.each(N8N_VERSIONS)('Exactly once across executions in a real n8n %s', (
 			workflowIds.resend,
 			workflowIds.edit,
 			workflowIds.siblings,
+			workflowIds.blankKey,
 		] = await publishWorkflows(server, [
 			linesWorkflow(credential, PATHS.lines),
 			eventWorkflow(credential, PATHS.event),
@@ -107,6 +119,7 @@ describe.each(N8N_VERSIONS)('Exactly once across executions in a real n8n %s', (
 			linesWorkflow(credential, PATHS.resend, 4),
 			linesWorkflow(credential, PATHS.edit, 5),
 			linesWorkflow(credential, PATHS.siblings, 6),
+			blankKeyWorkflow(credential, PATHS.blankKey),
 		]);
 		timings.publish = Date.now() - tPublish;
 		customerId = await serviceCustomer(sandbox, 'lines@example.com');
@@ -354,6 +367,25 @@ describe.each(N8N_VERSIONS)('Exactly once across executions in a real n8n %s', (
 		});
 		expect(nodeOutput(second.run, INVOICE, 0)).toEqual([]);
 		expect(nodeOutput(second.run, 'Already created', 0)).toHaveLength(1);
+	});
+
+	test('a key that is blank after a Webhook ({{ $json.eventId }}, the event is under body): each delivery fails its item on the error output, saying so, and creates nothing', async () => {
+		const eventId = `evt-blank-key-${version}`;
+		const deliverTwice = () =>
+			executionsStartedBy(server, workflowIds.blankKey, () =>
+				postWebhook(server, PATHS.blankKey, eventBody(eventId)),
+			);
+		const executions = [...(await deliverTwice()), ...(await deliverTwice())];
+		expect(invoicesFor(sandbox, `Event ${eventId}`)).toHaveLength(0);
+		for (const execution of executions) {
+			expect(execution.status).toBe('success');
+			expect(nodeOutput(execution.run, INVOICE, 0)).toEqual([]);
+			const refused = nodeOutput(execution.run, INVOICE, 2);
+			expect(refused.map((item) => (item.json.error as { message?: string }).message)).toEqual([
+				'Item 0: Idempotency Key is blank: the expression {{ $json.eventId }} gave nothing. After a Webhook trigger the event is under body, e.g. {{ $json.body.eventId }}',
+			]);
+			expect(nodeOutput(execution.run, 'Key refused', 0)).toHaveLength(1);
+		}
 	});
 
 	test('a first create the service refused is created by the re-delivery: one invoice, never none', async () => {

@@ -137,6 +137,25 @@ export function eventWorkflow(
 }
 
 /**
+ * The event workflow keyed by `{{ $json.eventId }}`, a key that is blank after a Webhook (the event is under
+ * `body`), with On Error: Continue (using error output): each item leaves by the error output, to "Key refused".
+ */
+export function blankKeyWorkflow(credential: Credential, path: string, tag = 7) {
+	const workflow = eventWorkflow(credential, path, tag, { idempotencyKey: '={{ $json.eventId }}' });
+	const nodes = workflow.nodes.map((one) =>
+		one.name === INVOICE ? { ...one, onError: 'continueErrorOutput' } : one,
+	);
+	return {
+		...workflow,
+		nodes: [...nodes, noOp(tag, 5, 'Key refused')],
+		connections: {
+			...workflow.connections,
+			[INVOICE]: { main: [to('Created'), to('Already created'), to('Key refused')] },
+		},
+	};
+}
+
+/**
  * Webhook (body `{ eventId, email, description, price }`) → Customer → Create → Invoice → Create, both keyed by
  * the event: the README's shape for a chain. The customer's "Already created" output goes to a No Op.
  */

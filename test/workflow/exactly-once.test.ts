@@ -595,22 +595,25 @@ describe('Idempotency Key: the same event in another execution is not sent again
 		expect(run.outputs[1]).toHaveLength(1);
 	});
 
-	it("a blank key is today's behaviour; a key that is not text or a number is an item error naming it", async () => {
+	it('a key that is not text or a number (an object, true) is an item error naming it, and nothing is sent', async () => {
 		const { received } = service();
 		const items = [
-			{ ...people(1)[0], eventId: '  ' },
+			{ ...people(1)[0], eventId: 'event-0' },
 			{ ...people(2)[1], eventId: { id: 1 } },
+			{ ...people(3)[2], eventId: true },
 		];
 		const run = await runInvoiceService(
-			withKey({ items, nodeId, onError: 'continueRegularOutput' }),
+			withKey({ items, nodeId: randomUUID(), onError: 'continueRegularOutput' }),
 		);
-		const again = await runInvoiceService(withKey({ items: [items[0]], nodeId }));
 		expect(idsOf(run.outputs[0].slice(0, 1))).toEqual(['cust_0_1']);
-		expect(idsOf(again.outputs[0])).toEqual(['cust_0_2']);
-		const error = run.outputs[0][1].json.error as IDataObject;
-		expect(error.message).toMatch(/^Item 1: Idempotency Key must be text, got/);
-		expect(error.description).toMatch(/Nothing was sent/);
+		const [object, yes] = run.outputs[0].slice(1).map((item) => item.json.error as IDataObject);
+		expect(object.message).toBe(
+			'Item 1: Idempotency Key must be text or a number: the expression {{ $json.eventId }} gave {"id":1}',
+		);
+		expect(yes.message).toMatch(/^Item 2: Idempotency Key must be text or a number: .* gave true$/);
+		expect(object.description).toMatch(/^Nothing was sent to the service for this item\. Point/);
 		expect(received.get(1)).toBeUndefined();
+		expect(received.get(2)).toBeUndefined();
 	});
 
 	it('claims that arrive together share one write of the store, and each key is still checked', async () => {
@@ -648,11 +651,185 @@ describe('Idempotency Key: the same event in another execution is not sent again
 		]);
 	});
 
+	it('a wrong History Size fails the run even without a key, and a retried execution too (its retry keys are never turned off unseen)', async () => {
+		const { received } = service((item, seen) => (item === 1 && seen === 0 ? 400 : 200));
+		const wrong = await runInvoiceService({
+			parameters: customerParameters({ options: { historySize: 0 } }),
+			items: people(2),
+			onError: 'continueRegularOutput',
+		});
+		expect(wrong.outputs[0].map((item) => (item.json.error as IDataObject).message)).toEqual([
+			'Item 0: History Size must be a whole number of at least 1, got 0',
+			'Item 0: History Size must be a whole number of at least 1, got 0',
+		]);
+		expect(received.size).toBe(0);
+
+		const first = await runInvoiceService({
+			parameters: customerParameters({ options: { concurrency: 1 } }),
+			items: people(2),
+		});
+		expect(first.status).toBe('error');
+		const retried = await first.retry({
+			currentParameters: customerParameters({ options: { concurrency: 1, historySize: 'many' } }),
+		});
+		expect(retried.status).toBe('error');
+		expect(retried.error?.message).toBe(
+			'Item 0: History Size must be a whole number of at least 1, got "many"',
+		);
+		expect([received.get(0), received.get(1)]).toEqual([1, 1]);
+	});
+
 	it('without a key the node has one output and asks nothing of the store', async () => {
 		service();
 		const run = await runInvoiceService({ parameters: customerParameters(), items: people(2) });
 		expect(run.outputs).toHaveLength(1);
 		expect(deduplicator.checks).toBe(0);
+	});
+});
+
+describe('Idempotency Key that gives nothing: the item fails, the check is never turned off unseen', () => {
+	const BLANK =
+		'Item 1: Idempotency Key is blank: the expression {{ $json.eventId }} gave nothing. After a Webhook trigger the event is under body, e.g. {{ $json.body.eventId }}';
+	/** Three events, the second without an eventId (as after a Webhook trigger, where it is under body). */
+	const secondWithout = () =>
+		people(3).map((person, index): IDataObject => {
+			if (index !== 1) return person;
+			const rest: IDataObject = { ...person };
+			delete rest.eventId;
+			return rest;
+		});
+
+	it('Continue (error output): the blank item leaves by the error output, says why and what to do, and is not sent', async () => {
+		const { received } = service();
+		const run = await runInvoiceService(
+			withKey({ items: secondWithout(), nodeId: randomUUID(), onError: 'continueErrorOutput' }),
+		);
+		// Outputs: Created, Already Created, error output.
+		expect(idsOf(run.outputs[0])).toEqual(['cust_0_1', 'cust_2_1']);
+		expect(run.outputs[1]).toEqual([]);
+		expect(run.outputs[2]).toHaveLength(1);
+		const error = run.outputs[2][0].json.error as IDataObject;
+		expect(error.message).toBe(BLANK);
+		expect(error.description).toBe(
+			'Nothing was sent to the service for this item. A blank key would turn the duplicate check off, so the item fails instead. Point the key at a field every event has (the input pane shows the fields), or remove the Idempotency Key option to send without the check.',
+		);
+		expect(run.outputs[2][0].pairedItem).toEqual({ item: 1 });
+		expect(received.get(1)).toBeUndefined();
+		expect([...received.keys()].sort()).toEqual([0, 2]);
+	});
+
+	it('Stop: the execution fails with that message, and the blank item is not sent', async () => {
+		const { received } = service();
+		const run = await runInvoiceService(
+			withKey({ items: secondWithout(), nodeId: randomUUID(), options: { concurrency: 1 } }),
+		);
+		expect(run.status).toBe('error');
+		expect(run.error?.message).toBe(BLANK);
+		expect(received.get(1)).toBeUndefined();
+	});
+
+	it('the same event delivered twice with a blank key: never two records unseen (each delivery fails)', async () => {
+		const { created } = service();
+		const nodeId = randomUUID();
+		const delivery = () =>
+			runInvoiceService(
+				withKey({ items: [secondWithout()[1]], nodeId, onError: 'continueRegularOutput' }),
+			);
+		const [first, second] = [await delivery(), await delivery()];
+		for (const run of [first, second]) {
+			expect((run.outputs[0][0].json.error as IDataObject).message).toMatch(
+				/^Item 0: Idempotency Key is blank: /,
+			);
+		}
+		expect(created.size).toBe(0);
+	});
+
+	it.each([
+		['spaces', '  ', '"  " (blank)'],
+		['null', null, 'null'],
+		['invisible text', '\u200b', '"\u200b" (blank)'],
+		['the text of a missing value', 'undefined', '"undefined" (blank)'],
+	])('%s is blank too', async (_name, eventId, shown) => {
+		const { received } = service();
+		const items = [{ ...people(1)[0], eventId }];
+		const run = await runInvoiceService(
+			withKey({ items, nodeId: randomUUID(), onError: 'continueRegularOutput' }),
+		);
+		expect((run.outputs[0][0].json.error as IDataObject).message).toBe(
+			`Item 0: Idempotency Key is blank: the expression {{ $json.eventId }} gave ${shown}. After a Webhook trigger the event is under body, e.g. {{ $json.body.eventId }}`,
+		);
+		expect(received.size).toBe(0);
+	});
+
+	it('a key over body that is missing says to check the field, and quotes a long expression cut short', async () => {
+		const { received } = service();
+		const long = `={{ $json.body.eventId ?? $json.body.${'x'.repeat(80)} }}`;
+		const run = await runInvoiceService({
+			parameters: customerParameters({ options: { idempotencyKey: '={{ $json.body.eventId }}' } }),
+			items: people(1),
+			nodeId: randomUUID(),
+			onError: 'continueRegularOutput',
+		});
+		expect((run.outputs[0][0].json.error as IDataObject).message).toBe(
+			"Item 0: Idempotency Key is blank: the expression {{ $json.body.eventId }} gave nothing. Check the field's name in the input pane: this item has no value there",
+		);
+		const cut = await runInvoiceService({
+			parameters: customerParameters({ options: { idempotencyKey: long } }),
+			items: people(1),
+			nodeId: randomUUID(),
+			onError: 'continueRegularOutput',
+		});
+		const message = String((cut.outputs[0][0].json.error as IDataObject).message);
+		expect(message).toContain(`the expression ${long.slice(1, 78)}... gave`);
+		expect(received.size).toBe(0);
+	});
+
+	it('the option added and left empty (or an empty expression): every item fails, nothing is sent', async () => {
+		const { received } = service();
+		for (const [idempotencyKey, said] of [
+			['', 'the field is empty'],
+			['=', 'the expression is empty'],
+		]) {
+			const run = await runInvoiceService({
+				parameters: customerParameters({ options: { idempotencyKey } }),
+				items: people(2),
+				nodeId: randomUUID(),
+				onError: 'continueErrorOutput',
+			});
+			// One output (no key is set to check against) and the error output.
+			expect(run.outputs[0]).toEqual([]);
+			expect(run.outputs[1].map((item) => (item.json.error as IDataObject).message)).toEqual(
+				[0, 1].map(
+					(item) =>
+						`Item ${item}: Idempotency Key is blank: ${said}. After a Webhook trigger the event is under body, e.g. {{ $json.body.eventId }}`,
+				),
+			);
+		}
+		expect(received.size).toBe(0);
+	});
+
+	it('a key that is there still works: a number key, and the Webhook form of the key', async () => {
+		const { received } = service();
+		const nodeId = randomUUID();
+		const items = [{ ...people(1)[0], eventId: 7 }];
+		const first = await runInvoiceService(withKey({ items, nodeId }));
+		const second = await runInvoiceService(withKey({ items, nodeId }));
+		expect(idsOf(first.outputs[0])).toEqual(['cust_0_1']);
+		expect(second.outputs[1].map((item) => item.json.idempotencyKey)).toEqual(['7']);
+		const webhook = {
+			parameters: customerParameters({
+				firstName: '={{ $json.body.first }}',
+				lastName: '={{ $json.body.last }}',
+				email: '={{ $json.body.email }}',
+				options: { idempotencyKey: '={{ $json.body.eventId }}' },
+			}),
+			items: [{ headers: {}, query: {}, body: people(2)[1] }],
+			nodeId,
+		};
+		const [a, b] = [await runInvoiceService(webhook), await runInvoiceService(webhook)];
+		expect(idsOf(a.outputs[0])).toEqual(['cust_1_1']);
+		expect(b.outputs[1].map((item) => item.json.idempotencyKey)).toEqual(['event-1']);
+		expect([...received.values()]).toEqual([1, 1]);
 	});
 });
 

@@ -14,7 +14,9 @@ export function asNodeError(
 	if (error instanceof FieldError) {
 		return new NodeOperationError(context.getNode(), `Item ${itemIndex}: ${error.message}`, {
 			itemIndex,
-			description: 'Nothing was sent to the service for this item.',
+			description: ['Nothing was sent to the service for this item.', error.next]
+				.filter(Boolean)
+				.join(' '),
 		});
 	}
 	if (error instanceof NodeApiError || error instanceof NodeOperationError) return error;

@@ -15,6 +15,7 @@ import type { ServiceClient } from '../transport/request';
 import type { RunOptions } from './common.descriptions';
 import { asNodeError, wordsOf } from './itemErrors';
 import { itemParameter } from './itemParameter';
+import { keyParameter } from './keys.descriptions';
 import type { Operation, Prepared } from './operation';
 
 /** What a run's items share: the operation, its client and options, and the exactly-once state. */
@@ -262,11 +263,16 @@ export class ItemStep {
 		}
 	}
 
-	/** The item's Idempotency Key (or its retry key); undefined when blank. Throws FieldError. */
+	/**
+	 * The item's Idempotency Key (or its retry key); undefined without keys. Throws FieldError for a blank key:
+	 * the option is set, and a blank key must not turn the check off unseen.
+	 */
 	private keyOf(itemIndex: number): string | undefined {
 		const { keys, retryFamily } = this.run;
 		if (retryFamily !== undefined) return `retry ${retryFamily} ${itemIndex}`;
-		return keys?.keyOf(itemParameter(this.context, 'options.idempotencyKey', itemIndex, ''));
+		if (!keys) return undefined;
+		const value = itemParameter(this.context, 'options.idempotencyKey', itemIndex, '');
+		return keys.keyOf(value, () => keyParameter(this.context));
 	}
 
 	/** The item's key, claimed: undefined without a key; Already Created when it created the record before. */

@@ -1,4 +1,4 @@
-import type { IDataObject, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { flightTiming, type KeySettings } from '../exactlyOnce/idempotencyKeys';
 import {
@@ -18,10 +18,10 @@ export const idempotencyKeyOption: INodeProperties = {
 	name: 'idempotencyKey',
 	type: 'string',
 	default: '',
-	placeholder: 'e.g. {{ $json.eventId }}',
-	hint: "Usually an expression over the event's own ID, such as {{ $json.eventId }}",
+	placeholder: 'e.g. {{ $json.body.eventId }}',
+	hint: "An expression over the event's own ID. After a Webhook trigger the event is under body: {{ $json.body.eventId }}",
 	description:
-		"A value unique to the event this item comes from. An item whose key already created a record through this node (in any earlier execution of the workflow, manual runs included) is not sent again and goes to the node's Already Created output. Blank: no check.",
+		"A value unique to the event this item comes from. An item whose key already created a record through this node (in any earlier execution of the workflow, manual runs included) is not sent again and goes to the node's Already Created output. An item whose key is blank fails, with nothing sent; for no check, remove this option.",
 };
 
 export const historySizeOption: NumberOption = {
@@ -67,4 +67,18 @@ export function configuredOutputs(parameters: {
 /** Whether the node's Idempotency Key parameter is set: the node then has its Already Created output. */
 export function keysConfigured(parameters: IDataObject): boolean {
 	return configuredOutputs(parameters).length === 2;
+}
+
+/**
+ * Whether the node checks keys: the Idempotency Key option is added, whatever its value. One added and left blank
+ * (or an expression that gives nothing for an item) fails the item, never turns the check off unseen; only an
+ * option not added means no check.
+ */
+export function keysChecked(parameters: IDataObject): boolean {
+	return (parameters.options as IDataObject | undefined)?.idempotencyKey !== undefined;
+}
+
+/** The Idempotency Key parameter as written (`={{ $json.eventId }}`), for a message. */
+export function keyParameter(context: IExecuteFunctions): unknown {
+	return (context.getNode().parameters.options as IDataObject | undefined)?.idempotencyKey;
 }

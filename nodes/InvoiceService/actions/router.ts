@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { IdempotencyKeys } from '../exactlyOnce/idempotencyKeys';
+import { IdempotencyKeys, type KeySettings } from '../exactlyOnce/idempotencyKeys';
 import { RunRecord } from '../exactlyOnce/runRecord';
 import { noCounts, runHints, withStopReport, type Failed } from '../exactlyOnce/runReport';
 import { prepareAheadAndSend } from '../helpers/pool';
@@ -9,7 +9,7 @@ import { ServiceClient } from '../transport/request';
 import { readRunOptions } from './common.descriptions';
 import { asNodeError, errorItem } from './itemErrors';
 import { ItemStep, type StepRun } from './itemStep';
-import { keysConfigured, readKeySettings } from './keys.descriptions';
+import { keysChecked, keysConfigured, readKeySettings } from './keys.descriptions';
 import { findOperation } from './resources';
 import { isToolRun } from './tool';
 
@@ -29,11 +29,15 @@ async function prepareRun(context: IExecuteFunctions, record: RunRecord): Promis
 	// Run-wide settings come from the first item: they shape the whole batch, not one request.
 	const options = context.getNodeParameter('options', 0, {}) as IDataObject;
 	const runOptions = readRunOptions(options);
-	// No Idempotency Key set: no keys, and the node works as it always has (a retried execution aside).
-	const keys = keysConfigured(context.getNode().parameters)
-		? IdempotencyKeys.of(context, readKeySettings(options))
+	// Read in every run, keys or not: a wrong History Size fails the run, rather than being ignored until a
+	// retried execution needs it (and then turning its retry keys off).
+	const keySettings = readKeySettings(options);
+	// No Idempotency Key option: no keys, and the node works as it always has (a retried execution aside). Added but
+	// blank: keys, and each item's blank key fails it (itemStep.ts).
+	const keys = keysChecked(context.getNode().parameters)
+		? IdempotencyKeys.of(context, keySettings)
 		: undefined;
-	const retries = keys ? undefined : retryKeys(context, options, record);
+	const retries = keys ? undefined : retryKeys(context, keySettings, record);
 	const client = await ServiceClient.create(context, runOptions);
 	return {
 		operation,
@@ -54,17 +58,15 @@ async function prepareRun(context: IExecuteFunctions, record: RunRecord): Promis
  */
 function retryKeys(
 	context: IExecuteFunctions,
-	options: IDataObject,
+	settings: KeySettings,
 	record: RunRecord,
 ): { keys: IdempotencyKeys; family: string } | undefined {
 	const family = record.family;
 	if (context.getMode() !== 'retry' || family === undefined) return undefined;
 	try {
-		return {
-			keys: IdempotencyKeys.of(context, { ...readKeySettings(options), purpose: 'retries' }),
-			family,
-		};
+		return { keys: IdempotencyKeys.of(context, { ...settings, purpose: 'retries' }), family };
 	} catch {
+		// Only the Remove Duplicates node that shares the row (IdempotencyKeys.of): its run is as without them.
 		return undefined;
 	}
 }

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError, sleep } from 'n8n-workflow';
 
-import { optionalText } from '../helpers/validate';
+import { requireIdempotencyKey } from '../helpers/idempotencyKey';
 import { KeyStore, type ClaimAnswer, type NodeRow } from './keyStore';
 import { newResendCode, resendWayForward } from './resendCodes';
 import { LockError, RowLock } from './rowLock';
@@ -106,9 +106,12 @@ export class IdempotencyKeys {
 		return this.settings.historySize;
 	}
 
-	/** An item's key from its Idempotency Key value; undefined when blank. Throws FieldError for a value that is not text or a number. */
-	keyOf(value: unknown): string | undefined {
-		return optionalText(value, this.settings.keyField);
+	/**
+	 * An item's key from its Idempotency Key value (`rawOf`: the parameter as written, for a message). Throws
+	 * FieldError for a blank value (it would turn the check off) and for one that is not text or a number.
+	 */
+	keyOf(value: unknown, rawOf: () => unknown): string {
+		return requireIdempotencyKey(value, rawOf, this.settings.keyField);
 	}
 
 	/**

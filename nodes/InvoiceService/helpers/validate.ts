@@ -9,11 +9,16 @@ import { fromCents, isDecimalText, MONEY_LIMIT, readCents, type MoneyProblem } f
  * adds the item ("Item 2: " + this message), so the same checks serve every operation.
  */
 export class FieldError extends Error {
+	/** What the user can do, beyond fixing the field (added to the error's description). */
+	readonly next?: string;
+
 	constructor(
 		readonly field: string,
 		readonly problem: string,
+		{ next }: { next?: string } = {},
 	) {
 		super(`${field} ${problem}`);
+		this.next = next;
 		this.name = 'FieldError';
 	}
 }
