@@ -1,10 +1,14 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError, sleep } from 'n8n-workflow';
 
+import { clip } from '../helpers/clip';
 import { requireIdempotencyKey } from '../helpers/idempotencyKey';
 import { KeyStore, type ClaimAnswer, type NodeRow } from './keyStore';
 import { newResendCode, resendWayForward } from './resendCodes';
 import { LockError, RowLock } from './rowLock';
+
+/** The most characters of a key a message shows: the key is the user's data, of any size. */
+const MAX_KEY_SHOWN = 200;
 
 /**
  * Idempotency keys: an item whose key already created a record through this node is not sent again. The keys
@@ -245,7 +249,7 @@ export function unknownKeyError(
 			: `Another execution held the key past the wait, and the node gave up waiting: if the record is in the service, the event is done. ${resendWayForward(code)}`;
 	return new NodeOperationError(
 		context.getNode(),
-		`Item ${itemIndex}: the outcome of the create with Idempotency Key "${key}" is unknown: the service may or may not hold the record`,
+		`Item ${itemIndex}: the outcome of the create with Idempotency Key "${clip(key, MAX_KEY_SHOWN)}" is unknown: the service may or may not hold the record`,
 		{ itemIndex, description: `Not sent, so that it is not created twice. ${check}` },
 	);
 }

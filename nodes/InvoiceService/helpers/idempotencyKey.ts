@@ -1,4 +1,5 @@
 import { isBlank } from './blank';
+import { clip } from './clip';
 import { jsonPathOf } from './jsonReference';
 import { describeValue, FieldError } from './validate';
 
@@ -13,8 +14,8 @@ const QUOTE_LIMIT = 80;
 
 /**
  * An item's Idempotency Key from its value (`value`, what the parameter gave for the item); `rawOf` gives the
- * parameter as written, for the message (only asked for then). A set key must identify the event: text or a finite number (`12` and `"12"`
- * are the same key), trimmed. Blank (nothing, null, empty or invisible text, or the text JavaScript makes of a
+ * parameter as written, for the message (only asked for then). A set key must identify the event: text or a
+ * finite number (`12` and `"12"` are the same key), trimmed. Blank (nothing, null, empty or invisible text, or the text JavaScript makes of a
  * missing value, such as "undefined") would turn the duplicate check off for the item, so it is refused, as is
  * anything else (true, an object, a list). Throws FieldError naming `field`, what the parameter gave, and what to
  * do (after a Webhook trigger the event is under `body`).
@@ -43,9 +44,7 @@ function writtenAs(raw: unknown, gave: string): string {
 	}
 	const expression = raw.slice(1).trim();
 	if (expression === '') return 'the expression is empty';
-	const quoted =
-		expression.length > QUOTE_LIMIT ? `${expression.slice(0, QUOTE_LIMIT - 3)}...` : expression;
-	return `the expression ${quoted} gave ${gave}`;
+	return `the expression ${clip(expression, QUOTE_LIMIT)} gave ${gave}`;
 }
 
 /** Where the event is after a Webhook trigger, with the user's own field under `body` where it can be shown. */
