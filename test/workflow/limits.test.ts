@@ -136,9 +136,9 @@ const invoiceAnswer =
 		);
 	};
 
-/** Waits (up to 3 s) for the server to see how an exchange ended. */
+/** Waits (up to 10 s: a busy machine is slow to close sockets) for the server to see how an exchange ended. */
 async function settled(exchange: Exchange | undefined): Promise<Exchange | undefined> {
-	for (let wait = 0; wait < 150 && exchange && !exchange.abortedAt && !exchange.stoppedAt; wait++) {
+	for (let wait = 0; wait < 500 && exchange && !exchange.abortedAt && !exchange.stoppedAt; wait++) {
 		await sleep(20);
 	}
 	return exchange;
