@@ -13,7 +13,7 @@ import {
 	IdempotencyKeys,
 } from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
 import { lockTiming } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
-import { aheadTiming } from '../../nodes/InvoiceService/actions/itemStep';
+import { aheadTiming } from '../../nodes/InvoiceService/exactlyOnce/runClaims';
 import { readKeySettings } from '../../nodes/InvoiceService/actions/keys.descriptions';
 import { deduplicator } from '../support/harness/run-node';
 import {
@@ -483,34 +483,78 @@ describe('a failing store fails the item plainly', () => {
 });
 
 describe('the lock on the workflow row', () => {
-	it('a lock whose holder died (older than the lease) is broken, and the item is sent', async () => {
+	const LOCK = 'invoice-service idempotency lock';
+	/** A lock as another process holds it: LOCK, its two identity entries, and `stamps` stamps. */
+	const lockOf = (stamps: number) =>
+		[
+			LOCK,
+			`${LOCK} a7`,
+			`${LOCK} b9`,
+			...Array.from({ length: stamps }, (_, n) => `${LOCK} ${n + 1}`),
+		].map(hash);
+	/** Short margins: a lease of 300 ms (watched on this process's own clock). */
+	const shortLease = () =>
+		Object.assign(lockTiming, {
+			leaseMs: 300,
+			breakJitterMs: 20,
+			graceMs: 50,
+			witnessMs: 100,
+			gapMs: 200,
+		});
+
+	it('a lock watched unchanged for the lease (its holder died) is broken, and the item is sent', async () => {
+		shortLease();
 		const nodeId = randomUUID();
 		const { created } = service();
-		// A lock taken 70 s ago: LOCK plus one stamp per tick of its acquisition time.
-		const takenAt = Date.now() - 70_000;
-		const slot = Math.floor(takenAt / lockTiming.tickMs) % lockTiming.slots;
-		deduplicator.rows.set(
-			lockRow,
-			Array.from({ length: slot + 2 }, (_, n) => `held ${n}`),
-		);
-		// The row must hold LOCK to be broken: the first of its entries.
-		deduplicator.rows.get(lockRow)![0] = hash('invoice-service idempotency lock');
+		deduplicator.rows.set(lockRow, lockOf(12));
 		const run = await runInvoiceService(keyed(nodeId, [event(8)]));
 		expect(run.outputs[0].map((item) => item.json.id)).toEqual(['cust_8']);
 		expect(created).toEqual([8]);
 		expect(deduplicator.rows.has(lockRow)).toBe(false);
 	});
 
-	it('another process that saw no lock writes the row just taken back with a newer stamp: the lock holds, and the next claims work', async () => {
+	it.each([
+		[
+			'stamps without LOCK (left by an earlier version after two breaks)',
+			() => lockOf(20).slice(1),
+		],
+		['LOCK alone', () => [hash(LOCK)]],
+	])(
+		'a row no lock can be read from (%s) heals within the lease: the item is sent',
+		async (_, row) => {
+			shortLease();
+			const nodeId = randomUUID();
+			const { created } = service();
+			deduplicator.rows.set(lockRow, row());
+			const run = await runInvoiceService(keyed(nodeId, [event(12)]));
+			expect(run.outputs[0].map((item) => item.json.id)).toEqual(['cust_12']);
+			expect(created).toEqual([12]);
+			expect(deduplicator.rows.has(lockRow)).toBe(false);
+		},
+	);
+
+	it('an existing but empty row (taken by an UPDATE, not the atomic INSERT) is held only after its grace, and the item is sent', async () => {
+		shortLease();
+		const nodeId = randomUUID();
+		const { created } = service();
+		deduplicator.rows.set(lockRow, []);
+		const checks: number[] = [];
+		deduplicator.failAfterWrite = async (scope) => {
+			if (scope === 'workflow') checks.push(deduplicator.rows.get(lockRow)?.length ?? 0);
+		};
+		const run = await runInvoiceService(keyed(nodeId, [event(13)]));
+		expect(run.outputs[0].map((item) => item.json.id)).toEqual(['cust_13']);
+		expect(created).toEqual([13]);
+		// The lock's write, then the check of its identity after the grace (nothing added: still its own); the
+		// next hold (the created mark) finds the row gone, and inserts.
+		expect(checks.length).toBeGreaterThanOrEqual(2);
+		expect(checks[1]).toBe(checks[0]);
+		expect(deduplicator.rows.has(lockRow)).toBe(false);
+	});
+
+	it('another process that saw no lock writes the row just taken back with its own stamps added: the lock holds, and the next claims work', async () => {
 		// The race seen in queue mode (n8n 2.41.1): process B reads "no row", process A inserts its lock, and B's check
-		// (one tick of the clock later) finds A's row and writes back the union: A's entries plus B's newer stamp.
-		// The clock is set to the start of slot 10 of the 60, so that the other process's tick (slot 11) holds one
-		// stamp more than this one's: at the last slot the next tick wraps round to slot 0 and adds nothing.
-		const tickMs = lockTiming.tickMs;
-		const startOfSlot10 =
-			(Math.floor(Date.now() / (tickMs * lockTiming.slots)) * lockTiming.slots + 10) * tickMs;
-		const shift = startOfSlot10 - Date.now();
-		lockTiming.now = () => Date.now() + shift;
+		// finds A's row and writes back the union. A's INSERT was answered with its own array: the lock is A's.
 		const nodeId = randomUUID();
 		const { created } = service();
 		let raced = false;
@@ -518,9 +562,7 @@ describe('the lock on the workflow row', () => {
 			const row = deduplicator.rows.get(lockRow);
 			if (scope !== 'workflow' || raced || !row) return;
 			raced = true;
-			// The other process's entries for the next tick (slot 11): LOCK and stamps 1..12, one more than this row's.
-			expect(row).toHaveLength(12);
-			row.push(hash('invoice-service idempotency lock 12'));
+			row.push(...lockOf(60).slice(3));
 		};
 		const first = await runInvoiceService(keyed(nodeId, [event(10)]));
 		expect(raced).toBe(true);
@@ -536,11 +578,7 @@ describe('the lock on the workflow row', () => {
 		const nodeId = randomUUID();
 		const { seen } = service();
 		Object.assign(lockTiming, { maxWaitMs: 300 });
-		const slot = Math.floor(Date.now() / lockTiming.tickMs) % lockTiming.slots;
-		deduplicator.rows.set(
-			lockRow,
-			Array.from({ length: slot + 2 }, (_, n) => `held ${n}`),
-		);
+		deduplicator.rows.set(lockRow, lockOf(30));
 		const run = await runInvoiceService(
 			keyed(nodeId, [event(9)], { onError: 'continueErrorOutput' }),
 		);
@@ -550,6 +588,7 @@ describe('the lock on the workflow row', () => {
 			/^Nothing was sent to the service for this item\..*Run the item again\./,
 		);
 		expect(seen).toEqual([]);
+		expect(deduplicator.rows.get(lockRow)).toEqual(lockOf(30));
 	});
 
 	it('a Remove Duplicates node with Scope: Workflow connected to the node: refused before anything is sent, naming it', () => {
@@ -575,6 +614,7 @@ describe('the lock on the workflow row', () => {
 	});
 
 	it("another node's row in the workflow scope (Remove Duplicates, Scope: Workflow): refused, and left as it was", async () => {
+		shortLease();
 		const nodeId = randomUUID();
 		const { seen } = service();
 		const history = Array.from({ length: 500 }, (_, n) => hash(`seen ${n}`));

@@ -1,13 +1,9 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import {
-	type Claim,
-	type ClaimResult,
-	type IdempotencyKeys,
-	unknownKeyError,
-} from '../exactlyOnce/idempotencyKeys';
+import { type Claim, type IdempotencyKeys, unknownKeyError } from '../exactlyOnce/idempotencyKeys';
 import { newResendCode, resendWayForward, withCode } from '../exactlyOnce/resendCodes';
+import { RunClaims } from '../exactlyOnce/runClaims';
 import { fingerprintOf, type RecordedError, type RunRecord } from '../exactlyOnce/runRecord';
 import type { NodeError, RunCounts } from '../exactlyOnce/runReport';
 import { mayHaveActed } from '../transport/nodeError';
@@ -35,43 +31,6 @@ export interface StepRun {
 	counts: RunCounts;
 }
 
-/**
- * How far ahead of the item being sent the Idempotency Keys are claimed: a run's claims go to n8n's database
- * together (one write for many items, not one each), as do the marks of the keys created meanwhile. The window is
- * about AHEAD_SECONDS of the run's pace (items per second since its first turn, counted over at least a second),
- * between CLAIM_AHEAD_MIN and CLAIM_AHEAD_MAX items, and never more than half the node's History Size (the row
- * keeps that many keys, in flight included): a fast run writes its keys in large batches, a slow one holds few keys
- * it has not sent yet.
- */
-export const AHEAD_SECONDS = 2;
-export const CLAIM_AHEAD_MIN = 20;
-export const CLAIM_AHEAD_MAX = 1000;
-/** How long keys claimed ahead are held without their item's turn (tests shorten them). */
-export const aheadTiming = {
-	/**
-	 * A key claimed ahead whose item's turn has not come within this time is given back (the item claims it again
-	 * at its turn): another process waiting for it waits at least 30 s (flightTiming.marginMs), and must find it
-	 * sent or free, not held for items stuck behind a slow service.
-	 */
-	heldMs: 10_000,
-	/** How often the keys claimed ahead are looked at for one held too long. */
-	checkMs: 1_000,
-};
-/**
- * Created keys are marked together: with the next claims ahead, when half a window of them waits, or this long
- * after the first one (whichever comes first), and at the end of the run. A key of this run waited for by a later
- * item with the same key is marked within MARK_DELAY_MS.
- */
-export const MARK_DELAY_MS = 500;
-
-/** A key claimed ahead of its item's turn. */
-interface ClaimedAhead {
-	key: string;
-	claim: Promise<ClaimResult>;
-	/** When it was claimed (Date.now()). */
-	at: number;
-}
-
 /** Where an item went: its output, or the Already Created output (its key created the record before). */
 export type StepResult = { output: INodeExecutionData } | { alreadyCreated: INodeExecutionData };
 
@@ -84,32 +43,30 @@ export type StepResult = { output: INodeExecutionData } | { alreadyCreated: INod
 export class ItemStep {
 	/** Items that failed again without a request (an unknown outcome): they do not stop the other items. */
 	readonly notSentAgain = new Set<number>();
-	/** Keys claimed ahead, by item, until the item's turn takes its claim. */
-	private readonly claimedAhead = new Map<number, ClaimedAhead>();
-	/** Items below this have had their keys claimed ahead (or need none). */
-	private claimedUpTo = 0;
-	/** Keys being marked created or given back: written while the run goes on, all done before the node returns. */
-	private readonly settling: Array<Promise<void>> = [];
-	/**
-	 * Created keys not yet handed to the store (see MARK_DELAY_MS), and the timed flush due for them (its number;
-	 * 0: none). A flush made earlier (with claims, or half a window) cancels the timed one.
-	 */
-	private readonly toMark: Claim[] = [];
-	private markDue = 0;
-	private markFlushes = 0;
-	/** The run's pace: items whose keys had their turn, and when the first one did. */
-	private turns = 0;
-	private firstTurnAt = 0;
-	/** Whether the keys claimed ahead are being looked at for one held too long (heldTooLong). */
-	private watchingHeld = false;
+	/** The run's keys, claimed ahead and marked in batches (none without keys). */
+	private readonly claims?: RunClaims;
 	/** The resend codes of the items this run sent without knowing the outcome (given when the create failed). */
 	private readonly codes = new Map<number, string>();
 
 	constructor(
 		private readonly context: IExecuteFunctions,
 		private readonly run: StepRun,
-		private readonly itemCount: number,
-	) {}
+		itemCount: number,
+	) {
+		const { keys, record, runOptions } = run;
+		if (!keys) return;
+		this.claims = new RunClaims(keys, {
+			itemCount,
+			resendCodes: runOptions.resendCodes,
+			sends: (index) => {
+				const recalled = record.recall(index);
+				return (
+					!recalled || ('unknown' in recalled && runOptions.resendCodes.includes(recalled.code))
+				);
+			},
+			keyOf: (index) => this.keyOf(index),
+		});
+	}
 
 	async send(itemIndex: number, prepared: Prepared): Promise<StepResult> {
 		const { record, counts, runOptions } = this.run;
@@ -160,117 +117,30 @@ export class ItemStep {
 		this.run.record.returned(itemIndex, output);
 	}
 
-	/**
-	 * The item's turn is over: a key claimed ahead for it and not used (its input could not be read) is given
-	 * back, so that nothing waits for it.
-	 */
+	/** The item's turn is over: a key claimed ahead for it and not used is given back. */
 	async turnOver(itemIndex: number): Promise<void> {
-		const ahead = this.claimedAhead.get(itemIndex);
-		if (!ahead) return;
-		this.claimedAhead.delete(itemIndex);
-		await giveBack(ahead);
+		await this.claims?.turnOver(itemIndex);
 	}
 
-	/** The run is over: every key it claimed is settled in n8n's database (unused claims given back). */
+	/**
+	 * The run is over: every key it claimed is settled in n8n's database (unused claims given back); the items
+	 * whose key n8n's database did not take go to the run's hints.
+	 */
 	async keysWritten(): Promise<void> {
-		const unused = [...this.claimedAhead.values()];
-		this.claimedAhead.clear();
-		this.flushMarks();
-		await Promise.all([...this.settling, ...unused.map(giveBack)]);
-		await this.run.keys?.written();
-	}
-
-	/** A created key waits to be marked with others (MARK_DELAY_MS). */
-	private markCreated(claim: Claim): void {
-		this.toMark.push(claim);
-		if (this.toMark.length >= this.aheadWindow() / 2) this.flushMarks();
-		else if (!this.markDue) {
-			const due = (this.markDue = ++this.markFlushes);
-			void sleep(MARK_DELAY_MS).then(() => {
-				if (this.markDue === due) this.flushMarks();
-			});
-		}
-	}
-
-	/** Hands the waiting created keys to the store at once: they go in one batch. */
-	private flushMarks(): void {
-		this.markDue = 0;
-		for (const claim of this.toMark.splice(0)) {
-			this.settling.push(claim.created().catch(() => undefined));
-		}
-	}
-
-	/** How many items ahead keys are claimed now (AHEAD_SECONDS of the run's pace so far). */
-	private aheadWindow(): number {
-		const seconds = Math.max((Date.now() - this.firstTurnAt) / 1000, 1);
-		const paced = Math.round((this.turns / seconds) * AHEAD_SECONDS);
-		const kept = Math.max(1, Math.floor((this.run.keys?.historySize ?? Infinity) / 2));
-		return Math.min(CLAIM_AHEAD_MAX, kept, Math.max(CLAIM_AHEAD_MIN, paced));
-	}
-
-	/**
-	 * Claims the keys of the items from this one to a window ahead that will be sent (not those a retry returns or
-	 * fails without a request, nor those whose key cannot be read: their turn says why), half a window before they
-	 * are needed, with the marks waiting: the store takes what arrives together in one write.
-	 */
-	private claimAhead(itemIndex: number): void {
-		const { keys, record, runOptions } = this.run;
-		const window = this.aheadWindow();
-		if (!keys || this.claimedUpTo - itemIndex > window / 2) return;
-		const end = Math.min(this.itemCount, itemIndex + window);
-		const at = Date.now();
-		for (let index = Math.max(itemIndex, this.claimedUpTo); index < end; index++) {
-			const recalled = record.recall(index);
-			if (recalled && !('unknown' in recalled && runOptions.resendCodes.includes(recalled.code)))
-				continue;
-			let key: string | undefined;
-			try {
-				key = this.keyOf(index);
-			} catch {
-				continue;
-			}
-			if (key === undefined) continue;
-			const claim = keys.claim(key, index, { resendCodes: runOptions.resendCodes });
-			// Its item's turn reports a failure; until then it must not count as unhandled.
-			claim.catch(() => undefined);
-			this.claimedAhead.set(index, { key, claim, at });
-		}
-		this.claimedUpTo = end;
-		this.flushMarks();
-		void this.heldTooLong();
-	}
-
-	/**
-	 * While keys are claimed ahead, gives back those held longer than aheadTiming.heldMs without their item's turn
-	 * coming (the run stalled behind a slow service): their items claim them again at their turn.
-	 */
-	private async heldTooLong(): Promise<void> {
-		if (this.watchingHeld) return;
-		this.watchingHeld = true;
-		try {
-			while (this.claimedAhead.size > 0) {
-				await sleep(aheadTiming.checkMs);
-				const now = Date.now();
-				// In the order they were claimed: the oldest first.
-				for (const [index, ahead] of this.claimedAhead) {
-					if (now - ahead.at < aheadTiming.heldMs) break;
-					this.claimedAhead.delete(index);
-					this.settling.push(giveBack(ahead));
-				}
-			}
-		} finally {
-			this.watchingHeld = false;
-		}
+		if (!this.claims) return;
+		const { notMarked, notGivenBack } = await this.claims.written();
+		this.run.counts.keysNotWritten.notMarked.push(...notMarked);
+		this.run.counts.keysNotWritten.notGivenBack.push(...notGivenBack);
 	}
 
 	/**
 	 * The item's Idempotency Key (or its retry key); undefined without keys. Throws FieldError for a blank key:
 	 * the option is set, and a blank key must not turn the check off unseen.
 	 */
-	private keyOf(itemIndex: number): string | undefined {
+	private keyOf(itemIndex: number): string {
 		const { keys, retryFamily } = this.run;
 		if (retryFamily !== undefined) return `retry ${retryFamily} ${itemIndex}`;
-		if (!keys) return undefined;
+		if (!keys) throw new Error('No Idempotency Keys in this run');
 		const value = itemParameter(this.context, 'options.idempotencyKey', itemIndex, '');
 		return keys.keyOf(value, () => keyParameter(this.context));
 	}
@@ -281,16 +151,9 @@ export class ItemStep {
 	): Promise<
 		{ claim: Claim; resent?: string } | { alreadyCreated: INodeExecutionData } | undefined
 	> {
-		const { keys, counts, runOptions } = this.run;
-		if (!keys) return undefined;
-		if (this.turns++ === 0) this.firstTurnAt = Date.now();
-		this.claimAhead(itemIndex);
-		const ahead = this.claimedAhead.get(itemIndex);
-		this.claimedAhead.delete(itemIndex);
-		const key = ahead ? ahead.key : this.keyOf(itemIndex);
-		if (key === undefined) return undefined;
-		const found = await (ahead?.claim ??
-			keys.claim(key, itemIndex, { resendCodes: runOptions.resendCodes }));
+		const { counts } = this.run;
+		if (!this.claims) return undefined;
+		const { key, found } = await this.claims.claim(itemIndex);
 		const byAnotherRetry = this.run.retryFamily !== undefined;
 		if (found.state === 'created' && byAnotherRetry) {
 			// Done by another retry, whose execution holds the output: failed without a request, the others go on.
@@ -336,7 +199,7 @@ export class ItemStep {
 		// The record exists whatever the store says: if n8n's database cannot mark the key created, it stays in
 		// flight, and a later delivery of the event fails as unknown (never sent twice). Marked while the run goes
 		// on (the marks of many items go together), and done before the node returns (keysWritten).
-		if (claim) this.markCreated(claim);
+		if (claim) this.claims?.markCreated(itemIndex, claim);
 		record.created(itemIndex, prepared.body, created);
 		return await this.outputOf(prepared, created, itemIndex);
 	}
@@ -353,12 +216,6 @@ export class ItemStep {
 			: { json: created };
 		return { ...output, pairedItem: { item: itemIndex } };
 	}
-}
-
-/** A key claimed ahead and not used goes back; one that was not claimed (created, unknown, failed) stays. */
-async function giveBack({ claim }: ClaimedAhead): Promise<void> {
-	const found = await claim.catch(() => undefined);
-	if (found?.state === 'new') await found.claim.release().catch(() => undefined);
 }
 
 /**

@@ -3,7 +3,13 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { IdempotencyKeys, type KeySettings } from '../exactlyOnce/idempotencyKeys';
 import { RunRecord } from '../exactlyOnce/runRecord';
-import { noCounts, runHints, withStopReport, type Failed } from '../exactlyOnce/runReport';
+import {
+	keyWarnings,
+	noCounts,
+	runHints,
+	withStopReport,
+	type Failed,
+} from '../exactlyOnce/runReport';
 import { prepareAheadAndSend } from '../helpers/pool';
 import { ServiceClient } from '../transport/request';
 import { readRunOptions } from './common.descriptions';
@@ -152,6 +158,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	if (created.some((item) => item.json.error !== undefined)) record.seal(operationName);
 	else record.forget();
 	showHints(this, [...client.log.hints(), ...runHints(counts)]);
+	showHints(this, keyWarnings(counts), 'warning');
 	return outputs(
 		created,
 		alreadyCreated.filter((item): item is INodeExecutionData => item !== undefined),
@@ -159,12 +166,16 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 }
 
 /** Execution hints, shown with the node's output (n8n 1.x and 2.x; a context without them shows nothing). */
-function showHints(context: IExecuteFunctions, messages: string[]): void {
+function showHints(
+	context: IExecuteFunctions,
+	messages: string[],
+	type: 'info' | 'warning' = 'info',
+): void {
 	if (messages.length === 0 || typeof context.addExecutionHints !== 'function') return;
 	context.addExecutionHints(
 		...messages.map((message) => ({
 			message,
-			type: 'info' as const,
+			type,
 			location: 'outputPane' as const,
 		})),
 	);

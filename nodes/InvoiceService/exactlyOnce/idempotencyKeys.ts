@@ -45,7 +45,7 @@ export const flightTiming = {
 	pollMinMs: 100,
 	/** A key in flight elsewhere is usually settled within a create's time: looked at again at least this often. */
 	pollMaxMs: 500,
-	now: () => Date.now(),
+	now: () => performance.now(),
 };
 
 /** Each workflow's store in this process (by workflow id), while it has work: its nodes' changes go together. */
@@ -160,15 +160,10 @@ export class IdempotencyKeys {
 			done();
 			return { state: 'unknown', code: expiryCode };
 		}
-		const claimedAt = flightTiming.now();
 		const settleAs = async (outcome: 'created' | 'unknown' | 'released', code?: string) => {
 			try {
 				const store = this.store();
-				// Held as long as another process waits for a key in flight (a create that outlasted the wait): that
-				// process may have given up on it and made it unknown, and a created key must not end absent.
-				const reassert =
-					outcome === 'created' && flightTiming.now() - claimedAt >= this.settings.flightWaitMs;
-				await store.settle(this.row, key, outcome, { reassert, code });
+				await store.settle(this.row, key, outcome, code);
 				this.wroteIn(store);
 				if (outcome === 'created') this.createdHere.add(key);
 			} finally {

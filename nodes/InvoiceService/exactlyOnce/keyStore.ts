@@ -72,11 +72,8 @@ interface Pending<T> {
 	reject(error: unknown): void;
 }
 type ClaimOp = Pending<ClaimAnswer> & ClaimRequest;
-/**
- * `reassert`: a created key's `claim:` entry is written again (see KeyStore.settle); `code`: an unknown key's
- * resend code.
- */
-type OutcomeOp = Pending<void> & { outcome: Outcome; reassert: boolean; code?: string };
+/** `code`: an unknown key's resend code. */
+type OutcomeOp = Pending<void> & { outcome: Outcome; code?: string };
 
 export class KeyStore {
 	private claims: ClaimOp[] = [];
@@ -100,19 +97,10 @@ export class KeyStore {
 		});
 	}
 
-	/**
-	 * A key's outcome. `reassert` (only with "created"): the claim may have outlived another process's wait for it,
-	 * which then took its `claim:` entry out (unknown); the entry is checked in again, so that the key ends created,
-	 * not absent (a later delivery would create the record again).
-	 */
-	async settle(
-		row: NodeRow,
-		key: string,
-		outcome: Outcome,
-		{ reassert = false, code }: { reassert?: boolean; code?: string } = {},
-	): Promise<void> {
+	/** A key's outcome (`code`: an unknown key's resend code). */
+	async settle(row: NodeRow, key: string, outcome: Outcome, code?: string): Promise<void> {
 		return await new Promise<void>((resolve, reject) => {
-			this.outcomes.push({ row, key, outcome, reassert, code, resolve, reject });
+			this.outcomes.push({ row, key, outcome, code, resolve, reject });
 			void this.write();
 		});
 	}
@@ -146,7 +134,7 @@ export class KeyStore {
 						async () =>
 							await Promise.all(
 								batches.map(async (batch) => {
-									batch.before = batch.claims.length
+									batch.before = addsEntries(batch)
 										? await count(batch.row).catch(() => undefined)
 										: undefined;
 								}),
@@ -178,7 +166,7 @@ interface RowBatch {
 	row: NodeRow;
 	claims: ClaimOp[];
 	outcomes: OutcomeOp[];
-	/** The row's entry count when the lock was taken (for claims only). */
+	/** The row's entry count when the lock was taken (for a batch that adds entries). */
 	before?: number;
 }
 
@@ -194,84 +182,129 @@ function byRow(claims: ClaimOp[], outcomes: OutcomeOp[]): RowBatch[] {
 	return [...batches.values()];
 }
 
+/** Whether the batch's check adds anything (claims, created keys, unknown keys' codes): it needs the row's count. */
+const addsEntries = ({ claims, outcomes }: RowBatch) =>
+	claims.length > 0 || outcomes.some(({ outcome, code }) => outcome === 'created' || !!code);
+
 function rejectAll(batch: RowBatch, error: unknown): void {
 	for (const op of [...batch.claims, ...batch.outcomes]) op.reject(error);
 }
 
+/** How many times a removal is sent before its batch's outcomes fail (it only takes entries out: a repeat is safe). */
+const REMOVAL_TRIES = 3;
+
 /**
- * One row's batch under the lock: the claims checked (and recorded), then one removal for the outcomes and for
- * what the claims' answers do not keep. Answers are given once both are written; a failure fails this row's ops.
+ * One row's batch under the lock: one check for what the batch adds (the claims' entries, the created keys'
+ * `claim:` entries and the unknown keys' codes), then one removal for the outcomes and for what the claims'
+ * answers do not keep. A claim is answered once its check is written; an outcome once its removal is.
  */
 async function writeRow(batch: RowBatch, stillHeld: () => void): Promise<void> {
 	const { row, claims, outcomes } = batch;
+	let checked = false;
 	try {
 		const remove = outcomes.flatMap(({ key, outcome }) =>
 			REMOVED_BY[outcome].map((entry) => entry + key),
 		);
+		const claimEntries = claims.flatMap(({ key, codes, expireFlight, expiryCode }) => [
+			CLAIM + key,
+			OPEN + key,
+			...codes.map((code) => codeEntry(code, key)),
+			...(expireFlight && expiryCode ? [codeEntry(expiryCode, key)] : []),
+		]);
+		// A created key's claim is checked in again: another process that outlived its wait for it may have made it
+		// unknown, and a created key must not end absent (a later delivery would create the record again).
+		const added = [
+			...claimEntries,
+			...outcomes.flatMap(({ key, outcome, code }) => [
+				...(outcome === 'created' ? [CLAIM + key] : []),
+				...(outcome === 'unknown' && code ? [codeEntry(code, key)] : []),
+			]),
+		];
 		let answers: ClaimAnswer[] = [];
-		if (claims.length > 0) {
+		if (added.length > 0) {
 			stillHeld();
 			if (batch.before === undefined) batch.before = await count(row);
 			stillHeld();
-			const checked = claims.flatMap(({ key, codes, expireFlight, expiryCode }) => [
-				CLAIM + key,
-				OPEN + key,
-				...codes.map((code) => codeEntry(code, key)),
-				...(expireFlight && expiryCode ? [codeEntry(expiryCode, key)] : []),
-			]);
+			// Room for History Size keys, the second entry of each new claim and the entries checked and taken out
+			// again. A check that could trim is sent without a limit (its count then tells whether a failed check was
+			// written) and the row is trimmed after.
+			const cap = row.historySize + claims.length + (added.length - 2 * claims.length);
+			const unique = new Set(added).size;
+			const trims = batch.before + unique > cap;
 			let held: Set<string>;
 			try {
-				const { processed } = await row.helpers.checkProcessedAndRecord(checked, 'node', {
+				const { processed } = await row.helpers.checkProcessedAndRecord(added, 'node', {
 					mode: 'entries',
-					// Room for the second entry of each new claim, and for the codes' entries checked (taken out
-					// again below), so that History Size keys remain.
-					maxEntries: row.historySize + claims.length + (checked.length - 2 * claims.length),
+					...(trims ? {} : { maxEntries: cap }),
 				});
 				held = new Set(processed.map(String));
 			} catch (error) {
-				await undo(row, checked, batch.before);
+				await undo(row, added, claimEntries, batch.before);
 				throw asLockError(error);
 			}
 			answers = claims.map((claim) => decide(claim, held, remove));
+			if (trims) {
+				await call(
+					async () =>
+						await row.helpers.checkProcessedAndRecord([], 'node', {
+							mode: 'entries',
+							maxEntries: cap,
+						}),
+				).catch(() => undefined); // the row is only larger until the next batch trims it
+			}
 		}
-		// No stillHeld() from here on: the check is written, and the row is only right once this removal is.
-		const reasserted = outcomes.flatMap(({ key, outcome, reassert, code }) => [
-			...(reassert ? [CLAIM + key] : []),
-			...(outcome === 'unknown' && code ? [codeEntry(code, key)] : []),
-		]);
-		if (reasserted.length > 0) {
-			// Only adds what should be there (and a code's entry): written twice (a repeat after a lost answer) is
-			// still right.
-			await call(
-				async () =>
-					await row.helpers.checkProcessedAndRecord(reasserted, 'node', {
-						mode: 'entries',
-						maxEntries: row.historySize + claims.length + reasserted.length,
-					}),
-			);
-		}
-		if (remove.length > 0) {
-			await call(
-				async () => await row.helpers.removeProcessed(remove, 'node', { mode: 'entries' }),
-			);
-		}
+		// The check is written: the claims' answers stand whatever the removal does (a key found created keeps its
+		// answer; if the removal of what its check added fails, the key looks in flight: never sent twice).
+		checked = true;
+		const removed =
+			remove.length > 0
+				? await removeWithRetries(row, remove).then(
+						() => undefined,
+						(error: unknown) => error,
+					)
+				: undefined;
 		claims.forEach((op, index) => op.resolve(answers[index]));
-		for (const op of outcomes) op.resolve();
+		for (const op of outcomes) {
+			if (removed) op.reject(removed);
+			else op.resolve();
+		}
 	} catch (error) {
-		rejectAll(batch, error);
+		if (!checked) rejectAll(batch, error);
 	}
 }
 
 /**
- * A check that failed may have been written before it failed (the connection dropped after the commit). The
- * row's count tells: unchanged, nothing was written; grown by every checked entry, all were new and are taken
- * out again. Anything between cannot be told apart, and the error says so.
+ * The removal, sent again when it fails (no stillHeld(): the check is written, and the row is only right once
+ * this is). Throws the last failure as a LockError.
  */
-async function undo(row: NodeRow, checked: string[], before: number): Promise<void> {
+async function removeWithRetries(row: NodeRow, remove: string[]): Promise<void> {
+	let failure: unknown;
+	for (let attempt = 0; attempt < REMOVAL_TRIES; attempt++) {
+		failure = await row.helpers.removeProcessed(remove, 'node', { mode: 'entries' }).then(
+			() => undefined,
+			(error: unknown) => asLockError(error),
+		);
+		if (!failure) return;
+	}
+	throw asLockError(failure);
+}
+
+/**
+ * A check that failed may have been written before it failed (the connection dropped after the commit). It was
+ * sent without a trim, so the row's count tells: unchanged, nothing was written; grown by every entry checked, all
+ * were new, and the claims' entries are taken out again (the created keys' `claim:` and the codes stay: they are
+ * right). Anything between cannot be told apart, and the error says so.
+ */
+async function undo(
+	row: NodeRow,
+	added: string[],
+	claimEntries: string[],
+	before: number,
+): Promise<void> {
 	const after = await count(row).catch(() => undefined);
 	if (after === before) return;
-	if (after === before + new Set(checked).size) {
-		await call(async () => await row.helpers.removeProcessed(checked, 'node', { mode: 'entries' }));
+	if (after === before + new Set(added).size) {
+		if (claimEntries.length > 0) await removeWithRetries(row, claimEntries);
 		return;
 	}
 	throw new LockError(

@@ -4,14 +4,18 @@ import { sleep } from 'n8n-workflow';
 /**
  * A mutex across n8n processes on the workflow's row of n8n's processed-data store (scope "workflow", context
  * ''), taken around every read-modify-write of a node's Idempotency Key row (docs/how-it-works.md, "Idempotency
- * Keys across processes"). n8n gives a node no transaction; the one atomic step it can reach is the first INSERT
- * of a row: `checkProcessedAndRecord` inserts when the row is absent, and a second INSERT fails on the primary
- * key (workflowId, context). Acquire = that insert answering "new"; release = `clearAllProcessedItems`, a DELETE.
+ * Keys across processes"). n8n gives a node no transaction and no conditional write; its one atomic step is the
+ * first INSERT of a row: `checkProcessedAndRecord` inserts when the row is absent (and then answers with the very
+ * array it was given), and a second INSERT fails on the primary key. Acquire = that INSERT; release = a DELETE
+ * (`clearAllProcessedItems`).
  *
- * The row's entry count says when it was taken (its holder inserts LOCK plus 1..SLOTS stamps, one per tick of
- * the clock modulo SLOTS ticks): a waiter reads it with `getProcessedDataCount` (read-only) and breaks a lock
- * older than the lease, the mark of a holder that died (a killed worker). A lease counts from the holder's
- * acquisition, so a busy lock handed from holder to holder is never mistaken for a dead one.
+ * No decision compares one process's clock with another's: every age is measured on the deciding process's own
+ * monotonic clock. A waiter breaks a lock only after it has watched the same lock, unchanged, for the lease; a lock
+ * is told from the next one by its entry count (a random number of stamps per acquisition). A holder writes only
+ * within a part of the lease counted from before its INSERT, so a waiter's break comes after its last write.
+ * Where two waiters break one dead lock at once, the late delete may hit the next holder's lock: a process that
+ * saw the dead lock takes the lock only after a grace period, and only if its own identity entries are still in
+ * the row. docs/how-it-works.md names what remains (a query delayed past these margins).
  */
 
 export type LockHelpers = Pick<
@@ -19,14 +23,36 @@ export type LockHelpers = Pick<
 	'checkProcessedAndRecord' | 'clearAllProcessedItems' | 'getProcessedDataCount' | 'removeProcessed'
 >;
 
+/** One process's time and randomness (the simulation gives each process its own). */
+export interface Clock {
+	/** Monotonic milliseconds: compared only with this process's own readings. */
+	now(): number;
+	sleep(ms: number): Promise<void>;
+	random(): number;
+}
+
+export const systemClock: Clock = {
+	now: () => performance.now(),
+	sleep: async (ms) => await sleep(ms),
+	random: () => Math.random(),
+};
+
 /** The limits of a hold and of a wait (tests shorten them). */
 export const lockTiming = {
-	/** A hold older than this is a dead holder's, and is broken; a live holder stops writing at half of it. */
+	/** A waiter that has watched one lock unchanged this long breaks it: its holder died (or hangs). */
 	leaseMs: 60_000,
-	/** The resolution of the acquisition time the row carries. */
-	tickMs: 5_000,
-	/** Ticks before the stamp repeats: a dead lock is seen as stale at the latest SLOTS ticks after it was taken. */
-	slots: 60,
+	/** A holder writes only this long after it sent its INSERT (the rest of the lease covers a slow query). */
+	writeMs: 20_000,
+	/** A holder deletes its lock only this long after its INSERT; past it, the lock is left to the waiters' lease. */
+	releaseMs: 30_000,
+	/** Looks further apart than this (a paused waiter) do not count as watching: the watch starts again. */
+	gapMs: 2_000,
+	/** A waiter that saw a lock stay this long and then vanish treats it as broken (see `graceMs`). */
+	witnessMs: 5_000,
+	/** How long a taker that saw a lock broken waits before it checks that the lock is still its own. */
+	graceMs: 2_000,
+	/** A breaker waits up to this long (at random) and looks again, so that two waiters rarely break at once. */
+	breakJitterMs: 1_000,
 	/** How long a claim waits for the lock before its item fails with nothing sent. */
 	maxWaitMs: 90_000,
 	/**
@@ -35,12 +61,23 @@ export const lockTiming = {
 	 */
 	pollMinMs: 5,
 	pollMaxMs: 50,
-	/** The clock (tests move it). */
-	now: () => Date.now(),
 };
 
 const LOCK = 'invoice-service idempotency lock';
+/** Stamps 1..SLOTS: a lock holds a random prefix of them, so that its count tells it from the next lock. */
+const SLOTS = 60;
 const stamp = (n: number) => `${LOCK} ${n}`;
+/** Identity entries: one of IDS of each family (a lock's identity, checked after a grace). */
+const IDS = 100;
+const idA = (n: number) => `${LOCK} a${n}`;
+const idB = (n: number) => `${LOCK} b${n}`;
+/** Every entry a lock of this package can hold: a row made only of these is a lock's (or its remains). */
+const OURS = [
+	LOCK,
+	...Array.from({ length: SLOTS }, (_, index) => stamp(index + 1)),
+	...Array.from({ length: IDS }, (_, index) => idA(index + 1)),
+	...Array.from({ length: IDS }, (_, index) => idB(index + 1)),
+];
 
 /** Why the lock could not be had. */
 export class LockError extends Error {
@@ -55,8 +92,17 @@ export class LockError extends Error {
 
 /** A failed store call counts as a lost first-INSERT race only for the primary-key error (PostgreSQL, SQLite). */
 export function isPrimaryKeyCollision(error: unknown): boolean {
-	const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-	if (code === '23505' || code === 'SQLITE_CONSTRAINT' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY')
+	const { code, message, driverError } = (error ?? {}) as {
+		code?: unknown;
+		message?: unknown;
+		driverError?: { code?: unknown };
+	};
+	const codes = [code, driverError?.code];
+	if (
+		codes.some((value) =>
+			['23505', 'SQLITE_CONSTRAINT', 'SQLITE_CONSTRAINT_PRIMARYKEY'].includes(value as string),
+		)
+	)
 		return true;
 	return (
 		typeof message === 'string' &&
@@ -71,18 +117,13 @@ const isModeConflict = (error: unknown) =>
 const conflictMessage =
 	"The workflow's entry in n8n's processed-data store is used by another node (a Remove Duplicates node with Scope: Workflow?)";
 
-const tickOf = (time: number) => Math.floor(time / lockTiming.tickMs);
-/** The entries a holder inserts: LOCK and 1..SLOTS stamps (count 2..SLOTS+1 encodes the tick). */
-const entriesFor = (time: number) => [
-	LOCK,
-	...Array.from({ length: (tickOf(time) % lockTiming.slots) + 1 }, (_, index) => stamp(index + 1)),
-];
-/** The age of a lock from its row's entry count (modulo SLOTS ticks); undefined when no lock has that count. */
-function ageOf(count: number, time: number): number | undefined {
-	const slot = count - 2;
-	if (slot < 0 || slot >= lockTiming.slots) return undefined;
-	const ticks = (((tickOf(time) - slot) % lockTiming.slots) + lockTiming.slots) % lockTiming.slots;
-	return ticks * lockTiming.tickMs;
+const ENTRIES = { mode: 'entries' } as const;
+
+/** What a waiter has seen of the lock: the count it watches, since when, and its last look (own clock). */
+interface Watch {
+	count: number;
+	since: number;
+	last: number;
 }
 
 /** One process's hold of a workflow's lock at a time; the database lock orders the processes. */
@@ -92,6 +133,7 @@ export class RowLock {
 	constructor(
 		private readonly workflowId: string,
 		private readonly helpers: LockHelpers,
+		private readonly clock: Clock = systemClock,
 	) {}
 
 	/**
@@ -113,15 +155,15 @@ export class RowLock {
 			const acquiredAt = await this.acquire(prepare);
 			try {
 				return await work(() => {
-					if (lockTiming.now() - acquiredAt > lockTiming.leaseMs / 2) {
+					if (this.clock.now() - acquiredAt >= lockTiming.writeMs) {
 						throw new LockError(
 							'busy',
-							"n8n's database was too slow: the Idempotency Key lock was held past half its lease",
+							`n8n's database was too slow: the Idempotency Key lock was held past ${lockTiming.writeMs / 1000} s, and is not written in after that`,
 						);
 					}
 				});
 			} finally {
-				await this.release();
+				await this.release(acquiredAt);
 			}
 		} finally {
 			done();
@@ -129,95 +171,167 @@ export class RowLock {
 		}
 	}
 
-	/** Takes the lock; the time it was taken. */
+	/** Takes the lock (and runs `prepare` once it is taken); the time its INSERT was sent. */
 	private async acquire(prepare: () => Promise<unknown>): Promise<number> {
-		const started = lockTiming.now();
+		const started = this.clock.now();
 		let delay = lockTiming.pollMinMs;
+		let watch: Watch | undefined;
+		// Whether this waiter saw a lock broken (or could not watch): its own lock then waits out a grace period.
+		let sawBreak = false;
 		for (;;) {
-			const count = await this.store(
-				async () => await this.helpers.getProcessedDataCount('workflow', { mode: 'entries' }),
-			);
-			const now = lockTiming.now();
-			if (count === 0) {
-				if (await this.tryInsert(now, prepare)) return now;
-			} else {
-				const age = ageOf(count, now);
-				if (age === undefined) throw new LockError('conflict', conflictMessage);
-				if (age >= lockTiming.leaseMs) {
-					await this.breakStale();
-					continue;
-				}
+			const count = await this.count();
+			const now = this.clock.now();
+			if (watch && now - watch.last > lockTiming.gapMs) {
+				// Paused between two looks: what happened meanwhile is unknown.
+				sawBreak = true;
+				watch = undefined;
 			}
-			if (now - started > lockTiming.maxWaitMs) {
+			if (!watch || watch.count !== count) {
+				// A lock that stayed long and then changed may have been broken; a probed row is being broken.
+				if (watch && watch.count > 0 && now - watch.since >= lockTiming.witnessMs) sawBreak = true;
+				if (count >= OURS.length) sawBreak = true;
+				watch = { count, since: now, last: now };
+			}
+			watch.last = now;
+			if (count === 0) {
+				const acquiredAt = await this.tryInsert(prepare, sawBreak);
+				if (acquiredAt !== undefined) return acquiredAt;
+			} else if (now - watch.since >= lockTiming.leaseMs) {
+				if (await this.breakDead(count)) sawBreak = true;
+				watch = undefined;
+				continue;
+			}
+			if (this.clock.now() - started > lockTiming.maxWaitMs) {
 				throw new LockError(
 					'busy',
-					`The Idempotency Key lock of this workflow in n8n's database stayed taken for ${Math.round((now - started) / 1000)} s`,
+					`The Idempotency Key lock of this workflow in n8n's database stayed taken for ${Math.round((this.clock.now() - started) / 1000)} s`,
 				);
 			}
-			await sleep(delay + Math.floor(Math.random() * delay));
+			await this.clock.sleep(delay + Math.floor(this.clock.random() * delay));
 			delay = Math.min(delay * 2, lockTiming.pollMaxMs);
 		}
 	}
 
-	/** The first INSERT of the row: true when this process took the lock, false when another did first. */
-	private async tryInsert(now: number, prepare: () => Promise<unknown>): Promise<boolean> {
-		const entries = entriesFor(now);
-		let fresh: unknown[];
+	/**
+	 * The first INSERT of the row: the time it was sent when this process took the lock, undefined when another
+	 * did. A failure after it leaves nothing of this process's behind (its lock is deleted when it is there).
+	 */
+	private async tryInsert(
+		prepare: () => Promise<unknown>,
+		sawBreak: boolean,
+	): Promise<number | undefined> {
+		const a = 1 + Math.floor(this.clock.random() * IDS);
+		const b = 1 + Math.floor(this.clock.random() * IDS);
+		const stamps = 1 + Math.floor(this.clock.random() * SLOTS);
+		const entries = [
+			LOCK,
+			idA(a),
+			idB(b),
+			...Array.from({ length: stamps }, (_, index) => stamp(index + 1)),
+		];
+		const identity = [idA(a), idB(b)];
+		const sentAt = this.clock.now();
+		let answer: { new: unknown[] };
 		try {
-			fresh = (await this.helpers.checkProcessedAndRecord(entries, 'workflow', { mode: 'entries' }))
-				.new;
+			answer = await this.helpers.checkProcessedAndRecord(entries, 'workflow', ENTRIES);
 		} catch (error) {
-			// Only the primary-key collision of two first inserts is a lost race: no other failure is repeated.
-			if (isPrimaryKeyCollision(error)) return false;
+			// Only the primary-key collision of two first inserts is a lost race. Anything else may have been written
+			// before it failed: this process's lock is taken out again when it is there.
+			if (isPrimaryKeyCollision(error)) return undefined;
+			await this.removeIfMine(identity).catch(() => undefined);
 			throw asLockError(error);
 		}
-		if (!fresh.includes(LOCK)) return false;
-		const [count] = await Promise.all([
-			this.store(
-				async () => await this.helpers.getProcessedDataCount('workflow', { mode: 'entries' }),
-			),
-			prepare(),
-		]);
-		// Deleted under this process: not held; look again.
-		if (count === 0) return false;
-		// A process that saw no row just before this insert, and checked its own entries a tick of the clock later,
-		// finds this row and writes it back with its newer stamps added (n8n writes back the union). The lock is
-		// still this process's (LOCK was new to it alone) and only looks younger; giving it up here would leave
-		// those stamps behind, a row no lock can be read from. More entries than any lock has: another node's.
-		if (count <= lockTiming.slots + 1) return true;
-		// Appended to another node's row (its history arrived at this instant): not ours to delete.
-		await this.store(
-			async () => await this.helpers.removeProcessed(entries, 'workflow', { mode: 'entries' }),
-		);
-		throw new LockError('conflict', conflictMessage);
+		// n8n answers an INSERT with the array it was given; an UPDATE (the row was there) with a new one.
+		const inserted = answer.new === entries;
+		if (!inserted && !answer.new.includes(LOCK)) return undefined; // another process's lock
+		try {
+			if (!inserted || sawBreak) {
+				// Not certainly this process's alone: an UPDATE of an empty row (two can make it), or a lock taken just
+				// after a break (a second breaker's late delete may still land). Held only if it survives the grace.
+				await this.clock.sleep(lockTiming.graceMs);
+				if (!(await this.stillMine(identity))) return undefined;
+				await prepare();
+				return sentAt;
+			}
+			const [count] = await Promise.all([this.count(), prepare()]);
+			// Deleted under this process (a late delete of a break): not held; look again.
+			if (count === 0) return undefined;
+			return sentAt;
+		} catch (error) {
+			await this.release(sentAt);
+			throw asLockError(error);
+		}
 	}
 
 	/**
-	 * Deletes a lock whose holder died. It must be ours (it holds LOCK): a row without it is another node's. Two
-	 * waiters breaking the same dead lock at the same instant could delete the lock the quicker one took after its
-	 * break: the narrow window docs/how-it-works.md names.
+	 * Whether the row still holds this lock's identity entries. Checking adds what is missing: into another
+	 * process's lock (its count changes, nothing else), or as a row of its own when the row is gone (deleted here).
 	 */
-	private async breakStale(): Promise<void> {
-		const { new: fresh } = await this.store(
-			async () =>
-				await this.helpers.checkProcessedAndRecord([LOCK], 'workflow', { mode: 'entries' }),
+	private async stillMine(identity: string[]): Promise<boolean> {
+		const answer = await this.store(
+			async () => await this.helpers.checkProcessedAndRecord(identity, 'workflow', ENTRIES),
 		);
-		if (fresh.length > 0) {
+		if (answer.new === identity) {
+			await this.store(async () => await this.helpers.clearAllProcessedItems('workflow', ENTRIES));
+			return false;
+		}
+		return answer.processed.length === identity.length;
+	}
+
+	/** After a failed INSERT: deletes this process's lock when the row holds it. */
+	private async removeIfMine(identity: string[]): Promise<void> {
+		if (await this.stillMine(identity)) {
+			await this.helpers.clearAllProcessedItems('workflow', ENTRIES);
+		}
+	}
+
+	/**
+	 * Deletes a lock watched unchanged for the lease (its holder died), after a random pause and a last look. A row
+	 * with entries that no lock of this package writes is another node's: left as it was, and refused. True when
+	 * this process deleted the row.
+	 */
+	private async breakDead(watched: number): Promise<boolean> {
+		await this.clock.sleep(Math.floor(this.clock.random() * lockTiming.breakJitterMs));
+		if ((await this.count()) !== watched) return false;
+		const probe = await this.store(
+			async () => await this.helpers.checkProcessedAndRecord(OURS, 'workflow', ENTRIES),
+		);
+		if (probe.new === OURS) {
+			// Gone meanwhile: the probe made a row of its own, deleted at once.
+			await this.deleteRow();
+			return false;
+		}
+		const after = await this.count();
+		if (after > OURS.length) {
+			// Entries of another kind: another node's row. What the probe added is taken out again.
 			await this.store(
-				async () => await this.helpers.removeProcessed([LOCK], 'workflow', { mode: 'entries' }),
+				async () => await this.helpers.removeProcessed(probe.new, 'workflow', ENTRIES),
 			);
 			throw new LockError('conflict', conflictMessage);
 		}
-		await this.store(
-			async () => await this.helpers.clearAllProcessedItems('workflow', { mode: 'entries' }),
-		);
+		if (after !== OURS.length) return false; // deleted, or taken, meanwhile
+		await this.deleteRow();
+		return true;
 	}
 
-	private async release(): Promise<void> {
+	private async deleteRow(): Promise<void> {
+		await this.store(async () => await this.helpers.clearAllProcessedItems('workflow', ENTRIES));
+	}
+
+	/**
+	 * Gives the lock back. Past `releaseMs` after its INSERT it is left to the waiters' lease: a delete that late
+	 * could land after a waiter broke the lock and another process took it.
+	 */
+	private async release(acquiredAt: number): Promise<void> {
+		if (this.clock.now() - acquiredAt >= lockTiming.releaseMs) return;
 		// The work is done and written: a lock that cannot be deleted is broken by a waiter when its lease ends.
-		await this.helpers
-			.clearAllProcessedItems('workflow', { mode: 'entries' })
-			.catch(() => undefined);
+		await this.helpers.clearAllProcessedItems('workflow', ENTRIES).catch(() => undefined);
+	}
+
+	private async count(): Promise<number> {
+		return await this.store(
+			async () => await this.helpers.getProcessedDataCount('workflow', ENTRIES),
+		);
 	}
 
 	private async store<T>(call: () => Promise<T>): Promise<T> {

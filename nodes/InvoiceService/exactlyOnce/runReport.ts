@@ -1,6 +1,7 @@
 import type { IDataObject, NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { EACH_WAY_FORWARD, resendWayForward } from './resendCodes';
+import type { KeysNotWritten } from './runClaims';
 import type { RunRecord } from './runRecord';
 
 export type NodeError = NodeApiError | NodeOperationError;
@@ -26,6 +27,8 @@ export interface RunCounts {
 	alreadyCreated: number;
 	/** Items another retry of this failed execution created (its retry keys): failed, not sent. */
 	createdByAnotherRetry: number[];
+	/** Items whose Idempotency Key n8n's database did not take at the end (runClaims.ts). */
+	keysNotWritten: KeysNotWritten;
 }
 
 export const noCounts = (listedCodes: string[] = []): RunCounts => ({
@@ -37,6 +40,7 @@ export const noCounts = (listedCodes: string[] = []): RunCounts => ({
 	listedCodes,
 	alreadyCreated: 0,
 	createdByAnotherRetry: [],
+	keysNotWritten: { notMarked: [], notGivenBack: [] },
 });
 
 /** How many entries a report lists of one kind; the rest are counted. */
@@ -77,6 +81,22 @@ export function runHints(counts: RunCounts): string[] {
 			? `${alreadyCreated} item(s) were already created through this node in an earlier execution or earlier in this run (same Idempotency Key): they went to the Already Created output and were not sent.`
 			: '',
 		createdByAnotherRetry.length > 0 ? byAnotherRetry(createdByAnotherRetry) : '',
+	].filter(Boolean);
+}
+
+/**
+ * The keys n8n's database did not take at the end of the run: what a later delivery of those events meets, and
+ * what to do.
+ */
+export function keyWarnings({ keysNotWritten: { notMarked, notGivenBack } }: RunCounts): string[] {
+	const sorted = (items: number[]) => listed([...items].sort((a, b) => a - b).map(itemName));
+	return [
+		notMarked.length > 0
+			? `n8n's database could not mark the Idempotency Key of ${sorted(notMarked)} as created (their records were created): a later delivery of those events waits for them, then fails as an unknown outcome instead of going to Already Created, and is never sent twice. Check that n8n's database is reachable; those events need nothing more.`
+			: '',
+		notGivenBack.length > 0
+			? `n8n's database could not give back the Idempotency Key of ${sorted(notGivenBack)} (nothing was created for them): a later delivery of those events waits for them, then fails as an unknown outcome. Check that n8n's database is reachable; then check the service (their records are not there) and resend them with the resend code their error gives.`
+			: '',
 	].filter(Boolean);
 }
 

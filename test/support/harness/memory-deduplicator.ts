@@ -61,7 +61,8 @@ export class MemoryDeduplicator implements IDataDeduplicator {
 			this.rows.set(row, maxEntries ? entries.slice(-maxEntries) : entries);
 		}
 		await this.failAfterWrite?.(scope);
-		return output;
+		// As n8n: an INSERT answers with the very array it was given (the lock tells its INSERT by it).
+		return existed ? output : { new: items, processed: [] };
 	}
 
 	async removeProcessed(

@@ -1,0 +1,215 @@
+import { sleep } from 'n8n-workflow';
+
+import type { Claim, ClaimResult, IdempotencyKeys } from './idempotencyKeys';
+
+/**
+ * A run's Idempotency Keys, claimed ahead of the items being sent and marked created in batches: a run's claims go
+ * to n8n's database together (one write for many items, not one each), as do the marks of the keys created
+ * meanwhile. The window is about AHEAD_SECONDS of the run's pace (items per second since its first turn, counted
+ * over at least a second), between CLAIM_AHEAD_MIN and CLAIM_AHEAD_MAX items, and never more than an eighth of the
+ * node's History Size: a key in flight takes two entries of the node's row, and the keys other runs hold in flight
+ * must keep their place in it too (docs/reference.md, "History Size").
+ */
+export const AHEAD_SECONDS = 2;
+export const CLAIM_AHEAD_MIN = 20;
+export const CLAIM_AHEAD_MAX = 1000;
+/** The share of History Size one run may claim ahead. */
+const AHEAD_SHARE = 8;
+/** How long keys claimed ahead are held without their item's turn (tests shorten them). */
+export const aheadTiming = {
+	/**
+	 * A key claimed ahead whose item's turn has not come within this time is given back (the item claims it again
+	 * at its turn): another process waiting for it waits at least 30 s (flightTiming.marginMs), and must find it
+	 * sent or free, not held for items stuck behind a slow service.
+	 */
+	heldMs: 10_000,
+	/** How often the keys claimed ahead are looked at for one held too long. */
+	checkMs: 1_000,
+};
+/**
+ * Created keys are marked together: with the next claims ahead, when half a window of them waits, or this long
+ * after the first one (whichever comes first), and at the end of the run. A key of this run waited for by a later
+ * item with the same key is marked within MARK_DELAY_MS.
+ */
+export const MARK_DELAY_MS = 500;
+
+/** What a run needs to claim an item's key: which items are sent, and each one's key. */
+export interface RunItems {
+	itemCount: number;
+	resendCodes: string[];
+	/** Whether the item will be sent at its turn (not returned or failed from an earlier try's record). */
+	sends(itemIndex: number): boolean;
+	/** The item's key; throws when it cannot be read (its turn says why). */
+	keyOf(itemIndex: number): string;
+}
+
+/** The items whose keys n8n's database did not take: they are said in the run's hints. */
+export interface KeysNotWritten {
+	/** Created, but not marked created: their key stays in flight (a later delivery fails as unknown). */
+	notMarked: number[];
+	/** Not sent (or claimed and not used), but their key could not be given back. */
+	notGivenBack: number[];
+}
+
+/** A key claimed ahead of its item's turn. */
+interface ClaimedAhead {
+	key: string;
+	claim: Promise<ClaimResult>;
+	/** When it was claimed (this process's monotonic clock). */
+	at: number;
+}
+
+export class RunClaims {
+	/** Keys claimed ahead, by item, until the item's turn takes its claim. */
+	private readonly claimedAhead = new Map<number, ClaimedAhead>();
+	/** Items below this have had their keys claimed ahead (or need none). */
+	private claimedUpTo = 0;
+	/** Keys being marked created or given back: written while the run goes on, all done before the node returns. */
+	private readonly settling: Array<Promise<void>> = [];
+	/**
+	 * Created keys not yet handed to the store (see MARK_DELAY_MS), and the timed flush due for them (its number;
+	 * 0: none). A flush made earlier (with claims, or half a window) cancels the timed one.
+	 */
+	private readonly toMark: Array<{ itemIndex: number; claim: Claim }> = [];
+	private markDue = 0;
+	private markFlushes = 0;
+	/** The run's pace: items whose keys had their turn, and when the first one did. */
+	private turns = 0;
+	private firstTurnAt = 0;
+	/** Whether the keys claimed ahead are being looked at for one held too long (heldTooLong). */
+	private watchingHeld = false;
+	private readonly failed: KeysNotWritten = { notMarked: [], notGivenBack: [] };
+
+	constructor(
+		private readonly keys: IdempotencyKeys,
+		private readonly items: RunItems,
+	) {}
+
+	/** The item's key and what its claim found (claimed ahead with the next items when it is not yet). */
+	async claim(itemIndex: number): Promise<{ key: string; found: ClaimResult }> {
+		if (this.turns++ === 0) this.firstTurnAt = performance.now();
+		this.claimAhead(itemIndex);
+		const ahead = this.claimedAhead.get(itemIndex);
+		this.claimedAhead.delete(itemIndex);
+		const key = ahead ? ahead.key : this.items.keyOf(itemIndex);
+		const found = await (ahead?.claim ??
+			this.keys.claim(key, itemIndex, { resendCodes: this.items.resendCodes }));
+		return { key, found };
+	}
+
+	/** A created key waits to be marked with others (MARK_DELAY_MS). */
+	markCreated(itemIndex: number, claim: Claim): void {
+		this.toMark.push({ itemIndex, claim });
+		if (this.toMark.length >= this.aheadWindow() / 2) this.flushMarks();
+		else if (!this.markDue) {
+			const due = (this.markDue = ++this.markFlushes);
+			void sleep(MARK_DELAY_MS).then(() => {
+				if (this.markDue === due) this.flushMarks();
+			});
+		}
+	}
+
+	/**
+	 * The item's turn is over: a key claimed ahead for it and not used (its input could not be read) is given
+	 * back, so that nothing waits for it.
+	 */
+	async turnOver(itemIndex: number): Promise<void> {
+		const ahead = this.claimedAhead.get(itemIndex);
+		if (!ahead) return;
+		this.claimedAhead.delete(itemIndex);
+		await this.giveBack(itemIndex, ahead);
+	}
+
+	/** The run is over: every key it claimed is settled in n8n's database; what could not be, by item. */
+	async written(): Promise<KeysNotWritten> {
+		const unused = [...this.claimedAhead];
+		this.claimedAhead.clear();
+		this.flushMarks();
+		await Promise.all([
+			...this.settling,
+			...unused.map(async ([itemIndex, ahead]) => await this.giveBack(itemIndex, ahead)),
+		]);
+		await this.keys.written();
+		return this.failed;
+	}
+
+	/** Hands the waiting created keys to the store at once: they go in one batch. */
+	private flushMarks(): void {
+		this.markDue = 0;
+		for (const { itemIndex, claim } of this.toMark.splice(0)) {
+			this.settling.push(
+				claim.created().catch(() => {
+					this.failed.notMarked.push(itemIndex);
+				}),
+			);
+		}
+	}
+
+	/** How many items ahead keys are claimed now (AHEAD_SECONDS of the run's pace so far). */
+	private aheadWindow(): number {
+		const seconds = Math.max((performance.now() - this.firstTurnAt) / 1000, 1);
+		const paced = Math.round((this.turns / seconds) * AHEAD_SECONDS);
+		const kept = Math.max(1, Math.floor(this.keys.historySize / AHEAD_SHARE));
+		return Math.min(CLAIM_AHEAD_MAX, kept, Math.max(CLAIM_AHEAD_MIN, paced));
+	}
+
+	/**
+	 * Claims the keys of the items from this one to a window ahead that will be sent (not those a retry returns or
+	 * fails without a request, nor those whose key cannot be read: their turn says why), half a window before they
+	 * are needed, with the marks waiting: the store takes what arrives together in one write.
+	 */
+	private claimAhead(itemIndex: number): void {
+		const window = this.aheadWindow();
+		if (this.claimedUpTo - itemIndex > window / 2) return;
+		const end = Math.min(this.items.itemCount, itemIndex + window);
+		const at = performance.now();
+		for (let index = Math.max(itemIndex, this.claimedUpTo); index < end; index++) {
+			if (!this.items.sends(index)) continue;
+			let key: string;
+			try {
+				key = this.items.keyOf(index);
+			} catch {
+				continue;
+			}
+			const claim = this.keys.claim(key, index, { resendCodes: this.items.resendCodes });
+			// Its item's turn reports a failure; until then it must not count as unhandled.
+			claim.catch(() => undefined);
+			this.claimedAhead.set(index, { key, claim, at });
+		}
+		this.claimedUpTo = end;
+		this.flushMarks();
+		void this.heldTooLong();
+	}
+
+	/**
+	 * While keys are claimed ahead, gives back those held longer than aheadTiming.heldMs without their item's turn
+	 * coming (the run stalled behind a slow service): their items claim them again at their turn.
+	 */
+	private async heldTooLong(): Promise<void> {
+		if (this.watchingHeld) return;
+		this.watchingHeld = true;
+		try {
+			while (this.claimedAhead.size > 0) {
+				await sleep(aheadTiming.checkMs);
+				const now = performance.now();
+				// In the order they were claimed: the oldest first.
+				for (const [index, ahead] of this.claimedAhead) {
+					if (now - ahead.at < aheadTiming.heldMs) break;
+					this.claimedAhead.delete(index);
+					this.settling.push(this.giveBack(index, ahead));
+				}
+			}
+		} finally {
+			this.watchingHeld = false;
+		}
+	}
+
+	/** A key claimed ahead and not used goes back; one that was not claimed (created, unknown, failed) stays. */
+	private async giveBack(itemIndex: number, { claim }: ClaimedAhead): Promise<void> {
+		const found = await claim.catch(() => undefined);
+		if (found?.state !== 'new') return;
+		await found.claim.release().catch(() => {
+			this.failed.notGivenBack.push(itemIndex);
+		});
+	}
+}
