@@ -34,6 +34,8 @@ export interface Query {
 
 export interface StoreHooks {
 	beforeQuery?(query: Query): Promise<void>;
+	/** The instant the query runs against the rows (before it), for a check of who may write. */
+	onRun?(query: Query): void;
 	afterQuery?(query: Query): Promise<void>;
 }
 
@@ -96,6 +98,7 @@ export class StoreModel {
 			const info = { caller, helper, step, row };
 			await this.hooks.beforeQuery?.(info);
 			this.counts[step]++;
+			this.hooks.onRun?.(info);
 			const result = run();
 			await this.hooks.afterQuery?.(info);
 			return result;

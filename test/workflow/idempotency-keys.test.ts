@@ -498,11 +498,10 @@ describe('the lock on the workflow row', () => {
 			leaseMs: 300,
 			breakJitterMs: 20,
 			graceMs: 50,
-			witnessMs: 100,
 			gapMs: 200,
 		});
 
-	it('a lock watched unchanged for the lease (its holder died) is broken, and the item is sent', async () => {
+	it('a lock watched unchanged for the lease (its holder died) is taken over, and the item is sent', async () => {
 		shortLease();
 		const nodeId = randomUUID();
 		const { created } = service();

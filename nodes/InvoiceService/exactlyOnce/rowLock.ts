@@ -10,12 +10,13 @@ import { sleep } from 'n8n-workflow';
  * (`clearAllProcessedItems`).
  *
  * No decision compares one process's clock with another's: every age is measured on the deciding process's own
- * monotonic clock. A waiter breaks a lock only after it has watched the same lock, unchanged, for the lease; a lock
- * is told from the next one by its entry count (a random number of stamps per acquisition). A holder writes only
- * within a part of the lease counted from before its INSERT, so a waiter's break comes after its last write.
- * Where two waiters break one dead lock at once, the late delete may hit the next holder's lock: a process that
- * saw the dead lock takes the lock only after a grace period, and only if its own identity entries are still in
- * the row. docs/how-it-works.md names what remains (a query delayed past these margins).
+ * monotonic clock. A waiter takes over a lock only after it has watched the same lock, unchanged, for the lease (a
+ * lock is told from the next one by its entry count: a random number of stamps per acquisition), and it does so by
+ * adding its identity to the row, never by deleting it: only a holder deletes its own lock, so no late delete can
+ * land on the next holder's. A take-over (and an empty row, which n8n takes by an UPDATE) is not atomic: the taker
+ * holds only if, after a grace period, the row holds its identity and no entry besides its own write. A holder
+ * writes only within writeMs of taking the lock and deletes it only within releaseMs, both well inside the lease a
+ * waiter counts. docs/how-it-works.md names what remains (a query delayed past these margins).
  */
 
 export type LockHelpers = Pick<
@@ -47,11 +48,12 @@ export const lockTiming = {
 	releaseMs: 30_000,
 	/** Looks further apart than this (a paused waiter) do not count as watching: the watch starts again. */
 	gapMs: 2_000,
-	/** A waiter that saw a lock stay this long and then vanish treats it as broken (see `graceMs`). */
-	witnessMs: 5_000,
-	/** How long a taker that saw a lock broken waits before it checks that the lock is still its own. */
+	/**
+	 * How long a process that took the lock by a plain write (a take-over, an empty row) waits before it checks
+	 * that the lock is its own: another process's write of the same moment has landed by then.
+	 */
 	graceMs: 2_000,
-	/** A breaker waits up to this long (at random) and looks again, so that two waiters rarely break at once. */
+	/** A taker waits up to this long (at random) and looks again, so that two waiters rarely take over at once. */
 	breakJitterMs: 1_000,
 	/** How long a claim waits for the lock before its item fails with nothing sent. */
 	maxWaitMs: 90_000,
@@ -119,6 +121,14 @@ const conflictMessage =
 
 const ENTRIES = { mode: 'entries' } as const;
 
+/**
+ * An attempt that wrote this process's identity into the lock's row: `certain` when it was the row's INSERT;
+ * else held only if the row still holds it, with `expected` entries, after the grace.
+ */
+type Taking =
+	| { certain: true; identity: string[] }
+	| { certain: false; identity: string[]; expected: number };
+
 /** What a waiter has seen of the lock: the count it watches, since when, and its last look (own clock). */
 interface Watch {
 	count: number;
@@ -134,6 +144,8 @@ export class RowLock {
 		private readonly workflowId: string,
 		private readonly helpers: LockHelpers,
 		private readonly clock: Clock = systemClock,
+		/** This process's turns at each workflow's lock (the simulation gives each of its processes its own). */
+		private readonly turns: Map<string, Promise<void>> = local,
 	) {}
 
 	/**
@@ -145,6 +157,7 @@ export class RowLock {
 		prepare: () => Promise<unknown>,
 		work: (stillHeld: () => void) => Promise<T>,
 	): Promise<T> {
+		const local = this.turns;
 		const before = local.get(this.workflowId) ?? Promise.resolve();
 		let done!: () => void;
 		const mine = new Promise<void>((resolve) => (done = resolve));
@@ -171,36 +184,26 @@ export class RowLock {
 		}
 	}
 
-	/** Takes the lock (and runs `prepare` once it is taken); the time its INSERT was sent. */
+	/** Takes the lock (and runs `prepare` once it is taken); the time its taking was sent. */
 	private async acquire(prepare: () => Promise<unknown>): Promise<number> {
 		const started = this.clock.now();
 		let delay = lockTiming.pollMinMs;
 		let watch: Watch | undefined;
-		// Whether this waiter saw a lock broken (or could not watch): its own lock then waits out a grace period.
-		let sawBreak = false;
 		for (;;) {
 			const count = await this.count();
 			const now = this.clock.now();
-			if (watch && now - watch.last > lockTiming.gapMs) {
-				// Paused between two looks: what happened meanwhile is unknown.
-				sawBreak = true;
-				watch = undefined;
-			}
-			if (!watch || watch.count !== count) {
-				// A lock that stayed long and then changed may have been broken; a probed row is being broken.
-				if (watch && watch.count > 0 && now - watch.since >= lockTiming.witnessMs) sawBreak = true;
-				if (count >= OURS.length) sawBreak = true;
+			// Looks further apart than gapMs (this process paused) do not vouch for what happened between them.
+			if (!watch || watch.count !== count || now - watch.last > lockTiming.gapMs) {
 				watch = { count, since: now, last: now };
 			}
 			watch.last = now;
-			if (count === 0) {
-				const acquiredAt = await this.tryInsert(prepare, sawBreak);
-				if (acquiredAt !== undefined) return acquiredAt;
-			} else if (now - watch.since >= lockTiming.leaseMs) {
-				if (await this.breakDead(count)) sawBreak = true;
+			let taken: number | undefined;
+			if (count === 0) taken = await this.taken(prepare, () => this.tryInsert());
+			else if (now - watch.since >= lockTiming.leaseMs) {
+				taken = await this.taken(prepare, () => this.takeOver(count));
 				watch = undefined;
-				continue;
 			}
+			if (taken !== undefined) return taken;
 			if (this.clock.now() - started > lockTiming.maxWaitMs) {
 				throw new LockError(
 					'busy',
@@ -213,24 +216,45 @@ export class RowLock {
 	}
 
 	/**
-	 * The first INSERT of the row: the time it was sent when this process took the lock, undefined when another
-	 * did. A failure after it leaves nothing of this process's behind (its lock is deleted when it is there).
+	 * Runs one attempt to take the lock, then `prepare` with the lock's last check. A failure once the lock may be
+	 * this process's gives it back (a lock left taken would stall every worker for the lease).
 	 */
-	private async tryInsert(
+	private async taken(
 		prepare: () => Promise<unknown>,
-		sawBreak: boolean,
+		attempt: () => Promise<Taking | undefined>,
 	): Promise<number | undefined> {
-		const a = 1 + Math.floor(this.clock.random() * IDS);
-		const b = 1 + Math.floor(this.clock.random() * IDS);
+		const sentAt = this.clock.now();
+		const taking = await attempt();
+		if (!taking) return undefined;
+		let held = taking.certain;
+		try {
+			if (taking.certain) {
+				const [count] = await Promise.all([this.count(), prepare()]);
+				// Deleted under this process (a release that came too late): not held; look again.
+				return count === 0 ? undefined : sentAt;
+			}
+			// Not this process's alone for certain (another may have written the same row at the same time): held
+			// only if, after the grace, the row holds its identity and nothing more than its own write added.
+			await this.clock.sleep(lockTiming.graceMs);
+			if (!(await this.stillMine(taking.identity, taking.expected))) return undefined;
+			held = true;
+			await prepare();
+			return sentAt;
+		} catch (error) {
+			if (held) await this.release(sentAt);
+			throw asLockError(error);
+		}
+	}
+
+	/** The first INSERT of the row (the count was 0). */
+	private async tryInsert(): Promise<Taking | undefined> {
+		const identity = this.identity();
 		const stamps = 1 + Math.floor(this.clock.random() * SLOTS);
 		const entries = [
 			LOCK,
-			idA(a),
-			idB(b),
+			...identity,
 			...Array.from({ length: stamps }, (_, index) => stamp(index + 1)),
 		];
-		const identity = [idA(a), idB(b)];
-		const sentAt = this.clock.now();
 		let answer: { new: unknown[] };
 		try {
 			answer = await this.helpers.checkProcessedAndRecord(entries, 'workflow', ENTRIES);
@@ -238,36 +262,66 @@ export class RowLock {
 			// Only the primary-key collision of two first inserts is a lost race. Anything else may have been written
 			// before it failed: this process's lock is taken out again when it is there.
 			if (isPrimaryKeyCollision(error)) return undefined;
-			await this.removeIfMine(identity).catch(() => undefined);
+			await this.removeIfMine(identity, entries.length).catch(() => undefined);
 			throw asLockError(error);
 		}
 		// n8n answers an INSERT with the array it was given; an UPDATE (the row was there) with a new one.
-		const inserted = answer.new === entries;
-		if (!inserted && !answer.new.includes(LOCK)) return undefined; // another process's lock
-		try {
-			if (!inserted || sawBreak) {
-				// Not certainly this process's alone: an UPDATE of an empty row (two can make it), or a lock taken just
-				// after a break (a second breaker's late delete may still land). Held only if it survives the grace.
-				await this.clock.sleep(lockTiming.graceMs);
-				if (!(await this.stillMine(identity))) return undefined;
-				await prepare();
-				return sentAt;
-			}
-			const [count] = await Promise.all([this.count(), prepare()]);
-			// Deleted under this process (a late delete of a break): not held; look again.
-			if (count === 0) return undefined;
-			return sentAt;
-		} catch (error) {
-			await this.release(sentAt);
-			throw asLockError(error);
-		}
+		if (answer.new === entries) return { certain: true, identity };
+		// Another process's lock (its count only grows by this write); else an empty row, taken by a plain UPDATE.
+		if (!answer.new.includes(LOCK)) return undefined;
+		return { certain: false, identity, expected: answer.new.length };
 	}
 
 	/**
-	 * Whether the row still holds this lock's identity entries. Checking adds what is missing: into another
-	 * process's lock (its count changes, nothing else), or as a row of its own when the row is gone (deleted here).
+	 * Takes over a lock watched unchanged for the lease (its holder died or hangs: it writes nothing after
+	 * writeMs, and never deletes the row after releaseMs), after a random pause and a last look, by adding this
+	 * process's identity to the row: no delete that could land on the next holder's lock. A row with entries no
+	 * lock of this package writes is another node's: left as it was, and refused.
 	 */
-	private async stillMine(identity: string[]): Promise<boolean> {
+	private async takeOver(watched: number): Promise<Taking | undefined> {
+		await this.clock.sleep(Math.floor(this.clock.random() * lockTiming.breakJitterMs));
+		if ((await this.count()) !== watched) return undefined;
+		const identity = this.identity();
+		const entries = [LOCK, ...identity];
+		const answer = await this.store(
+			async () => await this.helpers.checkProcessedAndRecord(entries, 'workflow', ENTRIES),
+		);
+		if (answer.new === entries) return { certain: true, identity }; // gone meanwhile: inserted, ours
+		if (!answer.new.includes(LOCK)) {
+			return { certain: false, identity, expected: watched + answer.new.length };
+		}
+		// A row without LOCK: the remains of an earlier version's lock (only stamps of this package), or another
+		// node's history. Told apart by adding every entry a lock can hold: only another node's row grows past them.
+		const probe = await this.store(
+			async () => await this.helpers.checkProcessedAndRecord(OURS, 'workflow', ENTRIES),
+		);
+		const after = await this.count();
+		if (after > OURS.length) {
+			await this.store(
+				async () =>
+					await this.helpers.removeProcessed([...answer.new, ...probe.new], 'workflow', ENTRIES),
+			);
+			throw new LockError('conflict', conflictMessage);
+		}
+		// This package's remains: deleted (they hold no lock anyone can be in), and the lock is taken anew.
+		await this.store(async () => await this.helpers.clearAllProcessedItems('workflow', ENTRIES));
+		return undefined;
+	}
+
+	/** A random identity: one entry of each family. */
+	private identity(): string[] {
+		return [
+			idA(1 + Math.floor(this.clock.random() * IDS)),
+			idB(1 + Math.floor(this.clock.random() * IDS)),
+		];
+	}
+
+	/**
+	 * Whether the row still holds this lock's identity and has `expected` entries (no other process added to it).
+	 * Checking adds what is missing: to another process's lock (its count changes, nothing else), or as a row of
+	 * its own when the row is gone (deleted here).
+	 */
+	private async stillMine(identity: string[], expected?: number): Promise<boolean> {
 		const answer = await this.store(
 			async () => await this.helpers.checkProcessedAndRecord(identity, 'workflow', ENTRIES),
 		);
@@ -275,47 +329,18 @@ export class RowLock {
 			await this.store(async () => await this.helpers.clearAllProcessedItems('workflow', ENTRIES));
 			return false;
 		}
-		return answer.processed.length === identity.length;
-	}
-
-	/** After a failed INSERT: deletes this process's lock when the row holds it. */
-	private async removeIfMine(identity: string[]): Promise<void> {
-		if (await this.stillMine(identity)) {
-			await this.helpers.clearAllProcessedItems('workflow', ENTRIES);
-		}
+		if (answer.processed.length !== identity.length) return false;
+		return expected === undefined || (await this.count()) === expected;
 	}
 
 	/**
-	 * Deletes a lock watched unchanged for the lease (its holder died), after a random pause and a last look. A row
-	 * with entries that no lock of this package writes is another node's: left as it was, and refused. True when
-	 * this process deleted the row.
+	 * After a failed INSERT: deletes this process's lock when the row is it (its identity, and no more entries
+	 * than it wrote: a failed write into another process's lock added to that lock, which is not this one's).
 	 */
-	private async breakDead(watched: number): Promise<boolean> {
-		await this.clock.sleep(Math.floor(this.clock.random() * lockTiming.breakJitterMs));
-		if ((await this.count()) !== watched) return false;
-		const probe = await this.store(
-			async () => await this.helpers.checkProcessedAndRecord(OURS, 'workflow', ENTRIES),
-		);
-		if (probe.new === OURS) {
-			// Gone meanwhile: the probe made a row of its own, deleted at once.
-			await this.deleteRow();
-			return false;
+	private async removeIfMine(identity: string[], written: number): Promise<void> {
+		if (await this.stillMine(identity, written)) {
+			await this.helpers.clearAllProcessedItems('workflow', ENTRIES);
 		}
-		const after = await this.count();
-		if (after > OURS.length) {
-			// Entries of another kind: another node's row. What the probe added is taken out again.
-			await this.store(
-				async () => await this.helpers.removeProcessed(probe.new, 'workflow', ENTRIES),
-			);
-			throw new LockError('conflict', conflictMessage);
-		}
-		if (after !== OURS.length) return false; // deleted, or taken, meanwhile
-		await this.deleteRow();
-		return true;
-	}
-
-	private async deleteRow(): Promise<void> {
-		await this.store(async () => await this.helpers.clearAllProcessedItems('workflow', ENTRIES));
 	}
 
 	/**
