@@ -7,7 +7,9 @@
 //   getProcessedDataCount    SELECT (entries mode: the list's length; absent, empty or another mode: 0)
 // An UPDATE of a row deleted since its SELECT changes nothing; an INSERT of a row inserted since fails on the primary
 // key (PostgreSQL's 23505, or SQLite's SQLITE_CONSTRAINT); a row written in another mode fails the check with n8n's
-// "incompatible setting" error. test/e2e-scale/store-model.test.ts holds this model to n8n's own DeduplicationHelper
+// "incompatible setting" error (of the latest modes only the first write of latestIncrementalKey is modelled).
+// Duplicates within one check's items are all new and all recorded (the row is compared as read); a removal takes
+// out one occurrence per item. test/e2e-scale/store-model.test.ts holds this model to n8n's own DeduplicationHelper
 // (2.41.1 and 1.123.81, on PostgreSQL and SQLite) with the same script (test/support/store-facts.cjs).
 //
 // `hooks` put the model on a schedule (the simulation, test/workflow/exactly-once-simulation.test.ts): each query
@@ -62,8 +64,23 @@ export function primaryKeyError(database: 'postgres' | 'sqlite'): Error {
 			);
 }
 
-const MODE_ERROR =
-	'Deduplication data was originally saved with an incompatible setting of the ‘Keep Items Where’ parameter. Try ’Clean Database’ operation to reset.';
+// n8n's DeduplicationError prefixes its message with "Deduplication Failed: ".
+export const MODE_ERROR =
+	'Deduplication Failed: Deduplication data was originally saved with an incompatible setting of the ‘Keep Items Where’ parameter. Try ’Clean Database’ operation to reset.';
+export const LATEST_REMOVE_ERROR =
+	'Deduplication Failed: Removing processed data is not possible in mode "latest"';
+export const LATEST_MODES = ['latestIncrementalKey', 'latestDate'];
+
+/**
+ * The value n8n writes for a first check in mode latestIncrementalKey (the largest item). The package uses mode
+ * entries only; the latest modes are here so far as a row of another mode matters (a Remove Duplicates node's
+ * row): its first write. The rest of them (latestDate, a later check) the model refuses rather than guesses.
+ */
+function latestValue(items: unknown[], mode: string): Row['data'] {
+	if (mode !== 'latestIncrementalKey' || items.some((item) => Number.isNaN(Number(item))))
+		throw new Error(`StoreModel: mode ${mode} with ${JSON.stringify(items)} is not modelled`);
+	return [...items].sort((a, b) => Number(a) - Number(b)).pop() as Row['data'];
+}
 
 export interface ModelHelpers {
 	checkProcessedAndRecord(
@@ -114,12 +131,16 @@ export class StoreModel {
 				const row = rowOf(scope);
 				const found = await select('checkProcessedAndRecord', row);
 				if (found && found.mode !== mode) throw new Error(MODE_ERROR);
+				const latest = LATEST_MODES.includes(mode);
+				if (latest && found)
+					throw new Error(`StoreModel: a later check in mode ${mode} is not modelled`);
 				const hashes = items.map(hashOf);
 				if (!found) {
 					if (maxEntries) hashes.splice(0, hashes.length - maxEntries);
+					const data = latest ? latestValue(items, mode) : hashes;
 					await query('checkProcessedAndRecord', 'insert', row, () => {
 						if (this.rows.has(row)) throw primaryKeyError(this.database);
-						this.rows.set(row, { mode, data: hashes });
+						this.rows.set(row, { mode, data });
 					});
 					return { new: items, processed: [] };
 				}
@@ -138,7 +159,9 @@ export class StoreModel {
 				await update('checkProcessedAndRecord', row, found);
 				return answer;
 			},
-			removeProcessed: async (items, scope) => {
+			removeProcessed: async (items, scope, { mode }) => {
+				// n8n refuses before any query.
+				if (LATEST_MODES.includes(mode)) throw new Error(LATEST_REMOVE_ERROR);
 				const row = rowOf(scope);
 				const found = await select('removeProcessed', row);
 				if (!found || !Array.isArray(found.data)) return;

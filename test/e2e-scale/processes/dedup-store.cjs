@@ -5,6 +5,9 @@
 //   { "pin": true }                           the store's behaviour the Idempotency Keys rely on
 //   { "workflows": [ids] }                   makes workflows (processed_data rows reference one)
 //   { "claim": { keys, workflowId, nodeId, code } }  claims through the package's RowLock + KeyStore
+//   { "facts": { "prefix": "..." } }         test/support/store-facts.cjs's script over DeduplicationHelper
+// PostgreSQL (DB_TYPE=postgresdb, DB_POSTGRESDB_*) or SQLite (DB_TYPE=sqlite: the file is
+// <N8N_USER_FOLDER>/.n8n/database.sqlite); a job may combine migrate with another (one load of n8n).
 'use strict';
 const { randomUUID } = require('node:crypto');
 const path = require('node:path');
@@ -17,6 +20,7 @@ const { DbConnection, WorkflowRepository } = need('@n8n/db');
 const { DeduplicationHelper } = require(
 	path.join(n8nDir, 'dist/deduplication/deduplication-helper.js'),
 );
+const { storeFacts, workflowIdsFor } = require('../../support/store-facts.cjs');
 
 /** The helpers n8n-core gives a node, over n8n's own DeduplicationHelper. */
 function helpersFor(helper, workflowId, nodeId) {
@@ -144,6 +148,13 @@ async function main() {
 	if (job.pin) answer = await pin(helper);
 	if (job.workflows) await ensureWorkflows(job.workflows);
 	if (job.claim) answer = await claim(helper, job.claim);
+	if (job.facts) {
+		await ensureWorkflows(workflowIdsFor(job.facts.prefix));
+		answer = await storeFacts(
+			(workflowId, nodeId) => helpersFor(helper, workflowId, nodeId),
+			job.facts.prefix,
+		);
+	}
 	// n8n's migrations log to stdout: the answer is the last line.
 	process.stdout.write(`\n${JSON.stringify(answer)}\n`);
 	process.exit(0);
