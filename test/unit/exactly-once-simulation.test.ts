@@ -106,7 +106,7 @@ interface Process {
 	inside: boolean;
 	queries: number;
 	done: boolean;
-	/** The key this process is claiming now. */
+	/** The key this process is claiming or giving back now. */
 	claiming?: string;
 }
 
@@ -258,6 +258,7 @@ export async function simulate(seed: number): Promise<SimulationResult> {
 	}
 
 	function answered(process: Process, key: string, answer: ClaimAnswer): void {
+		if (TRACE) trace.push(`${schedule.now.toFixed(1)} ${process.name} claim ${key}: ${answer}`);
 		const sent = mayBeCreated.get(key) ?? 0;
 		if (answer === 'new') {
 			if (sent > 0)
@@ -293,7 +294,11 @@ export async function simulate(seed: number): Promise<SimulationResult> {
 					expiryCode,
 				});
 				process.claiming = undefined;
-			} catch {
+			} catch (error) {
+				if (TRACE)
+					trace.push(
+						`${schedule.now.toFixed(1)} ${process.name} claim ${key} failed: ${(error as Error).message}`,
+					);
 				process.claiming = undefined;
 				// The item fails, nothing sent; the error says the key may be left as it was written.
 				excused.add(key);
@@ -311,16 +316,24 @@ export async function simulate(seed: number): Promise<SimulationResult> {
 			await process.clock.sleep(5 + process.random() * 300); // the create
 			const outcome = process.random();
 			if (outcome < 0.08) {
-				inFlight.delete(key);
+				if (TRACE) trace.push(`${schedule.now.toFixed(1)} ${process.name} release ${key}`);
+				process.claiming = key; // a process killed now leaves the key in flight: unknown later
 				await process.store.settle(process.row, key, 'released').catch(() => {
 					excused.add(key);
 					seen.add('a give-back failed');
 				});
+				process.claiming = undefined;
+				// In flight in the store until the give-back is written (another process may give up on it meanwhile).
+				inFlight.delete(key);
 				return;
 			}
 			mayBeCreated.set(key, (mayBeCreated.get(key) ?? 0) + 1);
 			if ((mayBeCreated.get(key) ?? 0) > 1) fail(`"${key}" sent twice`);
 			const unknown = outcome < 0.16;
+			if (TRACE)
+				trace.push(
+					`${schedule.now.toFixed(1)} ${process.name} sent ${key}: ${unknown ? 'unknown' : 'created'}`,
+				);
 			await process.store
 				.settle(
 					process.row,
