@@ -636,7 +636,19 @@ describe('counts and limits the docs state, against the code', () => {
 		['docs/reference.md', /At most (\d+) services/, MAX_SERVICES],
 		['docs/reference.md', /dropped once idle for more than (\d+) s/, IDLE_MS / 1000],
 		['docs/reference.md', /a claim that waited (\d+) s for it fails/, lockTiming.maxWaitMs / 1000],
-		['docs/reference.md', /lock older than (a|\d+) minutes?/, lockTiming.leaseMs / 60_000],
+		['docs/reference.md', /lock seen unchanged for (a|\d+) minutes?/, lockTiming.leaseMs / 60_000],
+		[
+			'docs/how-it-works.md',
+			/has watched the same\s+count, unchanged, for (\d+) s/,
+			lockTiming.leaseMs / 1000,
+		],
+		['docs/how-it-works.md', /a holder writes only within (\d+) s/, lockTiming.writeMs / 1000],
+		['docs/how-it-works.md', /deletes its\s+lock only within (\d+) s/, lockTiming.releaseMs / 1000],
+		[
+			'docs/how-it-works.md',
+			/\s(\d+) s later, the row holds its identity/,
+			lockTiming.graceMs / 1000,
+		],
 		['docs/reference.md', /Each list names the first (\d+) items/, LISTED],
 	];
 
