@@ -28,6 +28,12 @@ export interface Postgres {
 	dir: string;
 	/** The server's log so far. */
 	output(): string;
+	/**
+	 * Freezes every PostgreSQL process (SIGSTOP to its process group): connections stay open and nothing answers,
+	 * as a database host that hangs. `resume()` lets them run on (SIGCONT).
+	 */
+	pause(): void;
+	resume(): void;
 	/** Stops the server (fast shutdown: open sessions are ended) and removes its data dir. */
 	close(): Promise<void>;
 }
@@ -158,11 +164,21 @@ export async function startPostgres(): Promise<Postgres> {
 		dir,
 		query: (sql) => psql(database, user, sql),
 		output: () => started.output(),
+		pause: () => signalGroup(started, 'SIGSTOP'),
+		resume: () => signalGroup(started, 'SIGCONT'),
 		async close() {
+			// A paused server would never see the shutdown.
+			signalGroup(started, 'SIGCONT');
 			await stopServer(started);
 			fs.rmSync(dir, { recursive: true, force: true });
 		},
 	};
+}
+
+/** A signal to the server and every backend it forked (its own process group). */
+function signalGroup(server: ProcessHandle, signal: NodeJS.Signals): void {
+	if (server.exited() || server.child.pid === undefined) return;
+	process.kill(-server.child.pid, signal);
 }
 
 /** Fast shutdown (SIGINT: ends open sessions, unlike SIGTERM's "smart" wait for them), then the usual stop. */
