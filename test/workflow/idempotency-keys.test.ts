@@ -384,7 +384,7 @@ describe('keys claimed ahead of a stalled run', () => {
 });
 
 describe('keys claimed ahead and a small History Size', () => {
-	it('claims at most half the History Size ahead: the key of the item being sent stays in flight', async () => {
+	it('claims at most an eighth of the History Size ahead: the key of the item being sent stays in flight', async () => {
 		const nodeId = randomUUID();
 		const { created } = service(undefined, 300);
 		const items = Array.from({ length: 8 }, (_, n) => event(700 + n));
@@ -456,6 +456,56 @@ describe("a run's keys go to the store together", () => {
 });
 
 describe('a failing store fails the item plainly', () => {
+	it('issue 34: a check that fails at the History Size cap is undone too: the key is not left in flight', async () => {
+		const nodeId = randomUUID();
+		const { created } = service();
+		// A row at the cap of a History Size of 4: a check with a limit would push out as many as it adds.
+		for (let n = 0; n < 6; n++) put(nodeId, `claim:old-${n}`);
+		let failures = 1;
+		deduplicator.failAfterWrite = async (scope) => {
+			if (scope === 'node' && failures-- > 0) throw new Error('Connection terminated unexpectedly');
+		};
+		const run = await runInvoiceService(
+			keyed(nodeId, [event(14)], {
+				onError: 'continueErrorOutput',
+				options: { historySize: 4 },
+			}),
+		);
+		expect(errorOf(run.outputs[2][0]).description).toMatch(/^Nothing was sent/);
+		expect(stateOf(nodeId, 'event-14')).toBe('none');
+		const again = await runInvoiceService(
+			keyed(nodeId, [event(14)], { options: { historySize: 4 } }),
+		);
+		expect(again.outputs[0].map((item) => item.json.id)).toEqual(['cust_14']);
+		expect(created).toEqual([14]);
+	});
+
+	it("issue 34: a created mark that n8n's database refuses is a warning naming the item; the key stays in flight, never sent twice", async () => {
+		const nodeId = randomUUID();
+		const { created } = service();
+		let checks = 0;
+		deduplicator.failAfterWrite = async (scope) => {
+			// The claim's check passes; every write after it (the mark, sent 3 times) fails.
+			if (scope === 'node' && ++checks > 1) throw new Error('Connection terminated unexpectedly');
+		};
+		const original = deduplicator.removeProcessed.bind(deduplicator);
+		deduplicator.removeProcessed = async (...args) => {
+			if (args[1] === 'node') throw new Error('Connection terminated unexpectedly');
+			return await original(...args);
+		};
+		try {
+			const run = await runInvoiceService(keyed(nodeId, [event(15)]));
+			expect(run.outputs[0].map((item) => item.json.id)).toEqual(['cust_15']);
+			expect(hintsOf(run)).toMatch(
+				/could not mark the Idempotency Key of item 0 \(line 1\) as created .* never sent twice/,
+			);
+		} finally {
+			deduplicator.removeProcessed = original;
+		}
+		expect(stateOf(nodeId, 'event-15')).toBe('flight');
+		expect(created).toEqual([15]);
+	});
+
 	it('written, then failed (connection lost after the commit): the item fails, nothing sent; the next delivery creates one', async () => {
 		const nodeId = randomUUID();
 		const { created } = service();
