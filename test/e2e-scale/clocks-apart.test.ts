@@ -44,8 +44,12 @@ const COUNT_UNTIL_MS = 240 * SECOND;
 const FAULT_BOUND_MS = 120 * SECOND;
 /** n8n's text for a lock row no lock can be read from (idempotencyKeys.ts, kind "conflict"). */
 const CANNOT_BE_KEPT = 'cannot be kept in this workflow';
-/** The first INSERT of a processed-data row: after a workflow's first hold, only the lock's row is inserted. */
-const ROW_INSERT = 'INSERT INTO "processed_data"';
+/**
+ * The first INSERT of a processed-data row: after a workflow's first hold, only the lock's row is inserted. n8n's
+ * TypeORM names the table with its schema (`INSERT INTO "public"."processed_data"("workflowId", ...)`): the table's
+ * name followed by its column list is an INSERT's alone (an UPDATE or SELECT names no columns there).
+ */
+const ROW_INSERT = '"processed_data"(';
 const STORM = 120;
 /** What every scenario must end with: each event invoiced once, no key erased, no lock left behind. */
 const KEYS_KEPT = { lost: 0, invoicedTwice: 0, keysErased: 0, cannotBeKept: 0, lockEntries: 0 };
