@@ -134,7 +134,7 @@ export class KeyStore {
 						async () =>
 							await Promise.all(
 								batches.map(async (batch) => {
-									batch.before = addsEntries(batch)
+									batch.before = addsClaims(batch)
 										? await count(batch.row).catch(() => undefined)
 										: undefined;
 								}),
@@ -182,9 +182,12 @@ function byRow(claims: ClaimOp[], outcomes: OutcomeOp[]): RowBatch[] {
 	return [...batches.values()];
 }
 
-/** Whether the batch's check adds anything (claims, created keys, unknown keys' codes): it needs the row's count. */
-const addsEntries = ({ claims, outcomes }: RowBatch) =>
-	claims.length > 0 || outcomes.some(({ outcome, code }) => outcome === 'created' || !!code);
+/**
+ * Whether the batch's check must be undone if it fails: claims (a claim's entries written by a check whose answer
+ * was lost would leave its key in flight). It needs the row's count. A check of outcomes only adds what is right
+ * whether or not it was written (a created key's `claim:`, a code), so it needs neither.
+ */
+const addsClaims = ({ claims }: RowBatch) => claims.length > 0;
 
 function rejectAll(batch: RowBatch, error: unknown): void {
 	for (const op of [...batch.claims, ...batch.outcomes]) op.reject(error);
@@ -223,14 +226,14 @@ async function writeRow(batch: RowBatch, stillHeld: () => void): Promise<void> {
 		let answers: ClaimAnswer[] = [];
 		if (added.length > 0) {
 			stillHeld();
-			if (batch.before === undefined) batch.before = await count(row);
+			if (batch.before === undefined && addsClaims(batch)) batch.before = await count(row);
 			stillHeld();
 			// Room for History Size keys, the second entry of each new claim and the entries checked and taken out
-			// again. A check that could trim is sent without a limit (its count then tells whether a failed check was
-			// written) and the row is trimmed after.
+			// again. A check of claims that could trim is sent without a limit (its count then tells whether a failed
+			// check was written) and the row is trimmed after.
 			const cap = row.historySize + claims.length + (added.length - 2 * claims.length);
-			const unique = new Set(added).size;
-			const trims = batch.before + unique > cap;
+			const before = batch.before;
+			const trims = before !== undefined && before + new Set(added).size > cap;
 			let held: Set<string>;
 			try {
 				const { processed } = await row.helpers.checkProcessedAndRecord(added, 'node', {
@@ -239,7 +242,7 @@ async function writeRow(batch: RowBatch, stillHeld: () => void): Promise<void> {
 				});
 				held = new Set(processed.map(String));
 			} catch (error) {
-				await undo(row, added, claimEntries, batch.before);
+				if (before !== undefined) await undo(row, added, claimEntries, before);
 				throw asLockError(error);
 			}
 			answers = claims.map((claim) => decide(claim, held, remove));
