@@ -1,4 +1,4 @@
-import type { IExecuteFunctions } from 'n8n-workflow';
+import type { IDeduplicationOutput, IExecuteFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
 /**
@@ -157,12 +157,12 @@ export class RowLock {
 		prepare: () => Promise<unknown>,
 		work: (stillHeld: () => void) => Promise<T>,
 	): Promise<T> {
-		const local = this.turns;
-		const before = local.get(this.workflowId) ?? Promise.resolve();
+		const turns = this.turns;
+		const before = turns.get(this.workflowId) ?? Promise.resolve();
 		let done!: () => void;
 		const mine = new Promise<void>((resolve) => (done = resolve));
 		const queued = before.then(async () => await mine);
-		local.set(this.workflowId, queued);
+		turns.set(this.workflowId, queued);
 		try {
 			await before;
 			const acquiredAt = await this.acquire(prepare);
@@ -180,7 +180,7 @@ export class RowLock {
 			}
 		} finally {
 			done();
-			if (local.get(this.workflowId) === queued) local.delete(this.workflowId);
+			if (turns.get(this.workflowId) === queued) turns.delete(this.workflowId);
 		}
 	}
 
@@ -283,18 +283,14 @@ export class RowLock {
 		if ((await this.count()) !== watched) return undefined;
 		const identity = this.identity();
 		const entries = [LOCK, ...identity];
-		const answer = await this.store(
-			async () => await this.helpers.checkProcessedAndRecord(entries, 'workflow', ENTRIES),
-		);
+		const answer = await this.check(entries);
 		if (answer.new === entries) return { certain: true, identity }; // gone meanwhile: inserted, ours
 		if (!answer.new.includes(LOCK)) {
 			return { certain: false, identity, expected: watched + answer.new.length };
 		}
 		// A row without LOCK: the remains of an earlier version's lock (only stamps of this package), or another
 		// node's history. Told apart by adding every entry a lock can hold: only another node's row grows past them.
-		const probe = await this.store(
-			async () => await this.helpers.checkProcessedAndRecord(OURS, 'workflow', ENTRIES),
-		);
+		const probe = await this.check(OURS);
 		const after = await this.count();
 		if (after > OURS.length) {
 			await this.store(
@@ -304,7 +300,7 @@ export class RowLock {
 			throw new LockError('conflict', conflictMessage);
 		}
 		// This package's remains: deleted (they hold no lock anyone can be in), and the lock is taken anew.
-		await this.store(async () => await this.helpers.clearAllProcessedItems('workflow', ENTRIES));
+		await this.deleteRow();
 		return undefined;
 	}
 
@@ -322,11 +318,9 @@ export class RowLock {
 	 * its own when the row is gone (deleted here).
 	 */
 	private async stillMine(identity: string[], expected?: number): Promise<boolean> {
-		const answer = await this.store(
-			async () => await this.helpers.checkProcessedAndRecord(identity, 'workflow', ENTRIES),
-		);
+		const answer = await this.check(identity);
 		if (answer.new === identity) {
-			await this.store(async () => await this.helpers.clearAllProcessedItems('workflow', ENTRIES));
+			await this.deleteRow();
 			return false;
 		}
 		if (answer.processed.length !== identity.length) return false;
@@ -338,9 +332,7 @@ export class RowLock {
 	 * than it wrote: a failed write into another process's lock added to that lock, which is not this one's).
 	 */
 	private async removeIfMine(identity: string[], written: number): Promise<void> {
-		if (await this.stillMine(identity, written)) {
-			await this.helpers.clearAllProcessedItems('workflow', ENTRIES);
-		}
+		if (await this.stillMine(identity, written)) await this.deleteRow();
 	}
 
 	/**
@@ -351,6 +343,17 @@ export class RowLock {
 		if (this.clock.now() - acquiredAt >= lockTiming.releaseMs) return;
 		// The work is done and written: a lock that cannot be deleted is broken by a waiter when its lease ends.
 		await this.helpers.clearAllProcessedItems('workflow', ENTRIES).catch(() => undefined);
+	}
+
+	/** A check of the lock's row (it records what it does not find). */
+	private async check(items: string[]): Promise<IDeduplicationOutput> {
+		return await this.store(
+			async () => await this.helpers.checkProcessedAndRecord(items, 'workflow', ENTRIES),
+		);
+	}
+
+	private async deleteRow(): Promise<void> {
+		await this.store(async () => await this.helpers.clearAllProcessedItems('workflow', ENTRIES));
 	}
 
 	private async count(): Promise<number> {
