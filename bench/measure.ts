@@ -64,6 +64,12 @@ function readAndRemove(file: string): string {
 	}
 }
 
+/** `BENCH_CPU_PROF=<folder>`: each n8n process writes a V8 CPU profile there (open it in Chrome's DevTools). */
+function profileEnv(): NodeJS.ProcessEnv {
+	const folder = process.env.BENCH_CPU_PROF;
+	return folder ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.resolve(folder)}` } : {};
+}
+
 interface Execution {
 	code: number;
 	stdout: string;
@@ -98,7 +104,11 @@ function execute(home: N8nHome, workflowId: string, timeoutMs: number): Promise<
 				`--id=${workflowId}`,
 				'--rawOutput',
 			],
-			{ cwd: home.userFolder, env: n8nEnv(home), stdio: ['ignore', 'ignore', 'pipe'] },
+			{
+				cwd: home.userFolder,
+				env: n8nEnv(home, profileEnv()),
+				stdio: ['ignore', 'ignore', 'pipe'],
+			},
 		);
 		let stderr = '';
 		child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));

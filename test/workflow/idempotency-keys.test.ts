@@ -423,6 +423,41 @@ describe("a run's keys go to the store together", () => {
 		}
 	});
 
+	it.each([
+		['marked at once: two writes of the row (the claim, the mark)', 0, 2],
+		[
+			'marked after half the least wait of another process: its claim is checked in again too',
+			60_000,
+			3,
+		],
+	])('one keyed item per execution, %s', async (_, createTakesMs, writes) => {
+		const nodeId = randomUUID();
+		// The create "takes" createTakesMs on the node's clock (flightTiming.now), not in the test's time.
+		let skew = 0;
+		const now = flightTiming.now;
+		flightTiming.now = () => now() + skew;
+		const { created } = service(() => {
+			skew += createTakesMs;
+			return 200;
+		});
+		const checks = jest.spyOn(deduplicator, 'checkProcessedAndRecord');
+		const removals = jest.spyOn(deduplicator, 'removeProcessed');
+		try {
+			const run = await runInvoiceService(keyed(nodeId, [event(150)]));
+			expect(run.outputs[0]).toHaveLength(1);
+			expect(created).toEqual([150]);
+			const nodeWrites = [...checks.mock.calls, ...removals.mock.calls].filter(
+				([, scope]) => scope === 'node',
+			).length;
+			expect(nodeWrites).toBe(writes);
+			expect(stateOf(nodeId, 'event-150')).toBe('created');
+		} finally {
+			flightTiming.now = now;
+			checks.mockRestore();
+			removals.mockRestore();
+		}
+	});
+
 	it('a run that stops at a refusal gives back the keys it claimed ahead: their re-delivery is sent', async () => {
 		const nodeId = randomUUID();
 		const { created } = service((n) => (n === 203 ? 400 : 200));

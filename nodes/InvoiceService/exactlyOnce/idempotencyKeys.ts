@@ -137,10 +137,11 @@ export class IdempotencyKeys {
 			settle();
 		};
 		let answer: ClaimAnswer;
+		let sentAt: number;
 		// The resend code the key gets if this claim gives up waiting for another process's flight.
 		const expiryCode = newResendCode();
 		try {
-			answer = await this.waitOutFlight(key, resendCodes, expiryCode);
+			({ answer, sentAt } = await this.waitOutFlight(key, resendCodes, expiryCode));
 		} catch (error) {
 			done();
 			throw storeItemError(this.context, error, itemIndex, this.settings.purpose);
@@ -160,10 +161,13 @@ export class IdempotencyKeys {
 			done();
 			return { state: 'unknown', code: expiryCode };
 		}
+		// Another process gives up waiting for this key only flightTiming.marginMs or more after it first saw it in
+		// flight, so after this claim was sent: a created mark before half that needs no second check (keyStore.ts).
+		const noExpiryBefore = sentAt + flightTiming.marginMs / 2;
 		const settleAs = async (outcome: 'created' | 'unknown' | 'released', code?: string) => {
 			try {
 				const store = this.store();
-				await store.settle(this.row, key, outcome, code);
+				await store.settle(this.row, key, outcome, code, noExpiryBefore);
 				this.wroteIn(store);
 				if (outcome === 'created') this.createdHere.add(key);
 			} finally {
@@ -181,20 +185,27 @@ export class IdempotencyKeys {
 		};
 	}
 
-	/** The key's answer once no other process has it in flight (or the wait is over: then it is unknown). */
+	/**
+	 * The key's answer once no other process has it in flight (or the wait is over: then it is unknown), and when
+	 * the claim that gave it was sent. The wait counts from the first answer that found the key in flight: never
+	 * from before the other process's claim was written.
+	 */
 	private async waitOutFlight(
 		key: string,
 		codes: string[],
 		expiryCode: string,
-	): Promise<ClaimAnswer> {
-		const started = flightTiming.now();
+	): Promise<{ answer: ClaimAnswer; sentAt: number }> {
+		let seenInFlight: number | undefined;
 		let delay = flightTiming.pollMinMs;
 		for (;;) {
-			const expireFlight = flightTiming.now() - started >= this.settings.flightWaitMs;
+			const sentAt = flightTiming.now();
+			const expireFlight =
+				seenInFlight !== undefined && sentAt - seenInFlight >= this.settings.flightWaitMs;
 			const store = this.store();
 			const answer = await store.claim(this.row, key, { codes, expireFlight, expiryCode });
 			this.wroteIn(store);
-			if (answer !== 'flight') return answer;
+			if (answer !== 'flight') return { answer, sentAt };
+			seenInFlight ??= flightTiming.now();
 			await sleep(delay + Math.floor(Math.random() * delay));
 			delay = Math.min(delay * 2, flightTiming.pollMaxMs);
 		}
@@ -217,9 +228,13 @@ export class IdempotencyKeys {
 		const workflowId = this.context.getWorkflow().id ?? '';
 		let store = stores.get(workflowId);
 		if (!store) {
-			const created: KeyStore = new KeyStore(new RowLock(workflowId, this.context.helpers), () => {
-				if (stores.get(workflowId) === created) stores.delete(workflowId);
-			});
+			const created: KeyStore = new KeyStore(
+				new RowLock(workflowId, this.context.helpers),
+				() => {
+					if (stores.get(workflowId) === created) stores.delete(workflowId);
+				},
+				{ now: () => flightTiming.now() },
+			);
 			store = created;
 			stores.set(workflowId, store);
 		}

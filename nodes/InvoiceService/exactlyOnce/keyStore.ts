@@ -1,6 +1,13 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { asLockError, LockError, RowLock, type LockHelpers } from './rowLock';
+import {
+	asLockError,
+	LockError,
+	RowLock,
+	systemClock,
+	type Clock,
+	type LockHelpers,
+} from './rowLock';
 
 /**
  * The Idempotency Keys of one workflow's nodes in n8n's processed-data store (scope "node": one row per workflow
@@ -16,7 +23,8 @@ import { asLockError, LockError, RowLock, type LockHelpers } from './rowLock';
  * and takes out the entries of the codes it lists whatever it finds (a code is used once).
  * A claim checks both entries (a new key: both added, now in flight); an outcome removes one (created: `open:`,
  * unknown: `claim:`) or both (released). Only a claim that finds the key created or unknown takes out the entry
- * its check added.
+ * its check added. A key marked created late (past `noExpiryBefore`) also has its `claim:` checked in again: another
+ * process may have given up waiting for it by then and made it unknown, and a created key must not end absent.
  *
  * Every change happens holding the workflow's RowLock, so no two processes write a row at once. Inside one
  * process, the claims and outcomes of all the workflow's nodes that arrive while a batch is written go together
@@ -72,8 +80,11 @@ interface Pending<T> {
 	reject(error: unknown): void;
 }
 type ClaimOp = Pending<ClaimAnswer> & ClaimRequest;
-/** `code`: an unknown key's resend code. */
-type OutcomeOp = Pending<void> & { outcome: Outcome; code?: string };
+/**
+ * `code`: an unknown key's resend code. `noExpiryBefore` (a created key): the time, on this process's clock, before
+ * which no other process can have given up waiting for the key (ClaimRequest.expireFlight).
+ */
+type OutcomeOp = Pending<void> & { outcome: Outcome; code?: string; noExpiryBefore?: number };
 
 export class KeyStore {
 	private claims: ClaimOp[] = [];
@@ -88,6 +99,8 @@ export class KeyStore {
 	constructor(
 		private readonly lock: RowLock,
 		private readonly onIdle: () => void,
+		/** This process's clock (the one `noExpiryBefore` is read on). */
+		private readonly clock: Pick<Clock, 'now'> = systemClock,
 	) {}
 
 	async claim(row: NodeRow, key: string, request: ClaimRequest): Promise<ClaimAnswer> {
@@ -97,10 +110,19 @@ export class KeyStore {
 		});
 	}
 
-	/** A key's outcome (`code`: an unknown key's resend code). */
-	async settle(row: NodeRow, key: string, outcome: Outcome, code?: string): Promise<void> {
+	/**
+	 * A key's outcome (`code`: an unknown key's resend code). A created key marked at or after `noExpiryBefore`
+	 * (this process's clock; by default always) has its `claim:` entry checked in again.
+	 */
+	async settle(
+		row: NodeRow,
+		key: string,
+		outcome: Outcome,
+		code?: string,
+		noExpiryBefore = -Infinity,
+	): Promise<void> {
 		return await new Promise<void>((resolve, reject) => {
-			this.outcomes.push({ row, key, outcome, code, resolve, reject });
+			this.outcomes.push({ row, key, outcome, code, noExpiryBefore, resolve, reject });
 			void this.write();
 		});
 	}
@@ -140,7 +162,9 @@ export class KeyStore {
 								}),
 							),
 						async (stillHeld) =>
-							await Promise.all(batches.map(async (batch) => await writeRow(batch, stillHeld))),
+							await Promise.all(
+								batches.map(async (batch) => await writeRow(batch, stillHeld, this.clock)),
+							),
 					)
 					.catch((error: unknown) => {
 						for (const batch of batches) rejectAll(batch, error);
@@ -201,7 +225,11 @@ const REMOVAL_TRIES = 3;
  * `claim:` entries and the unknown keys' codes), then one removal for the outcomes and for what the claims'
  * answers do not keep. A claim is answered once its check is written; an outcome once its removal is.
  */
-async function writeRow(batch: RowBatch, stillHeld: () => void): Promise<void> {
+async function writeRow(
+	batch: RowBatch,
+	stillHeld: () => void,
+	clock: Pick<Clock, 'now'>,
+): Promise<void> {
 	const { row, claims, outcomes } = batch;
 	let checked = false;
 	try {
@@ -214,12 +242,15 @@ async function writeRow(batch: RowBatch, stillHeld: () => void): Promise<void> {
 			...codes.map((code) => codeEntry(code, key)),
 			...(expireFlight && expiryCode ? [codeEntry(expiryCode, key)] : []),
 		]);
-		// A created key's claim is checked in again: another process that outlived its wait for it may have made it
-		// unknown, and a created key must not end absent (a later delivery would create the record again).
+		// A created key's claim is checked in again once another process may have outlived its wait for it and made
+		// it unknown: a created key must not end absent (a later delivery would create the record again). Before
+		// that, no process can have (it waits at least twice as long from after the claim was written), and the lock
+		// keeps every other process out until this batch is written.
+		const now = clock.now();
 		const added = [
 			...claimEntries,
-			...outcomes.flatMap(({ key, outcome, code }) => [
-				...(outcome === 'created' ? [CLAIM + key] : []),
+			...outcomes.flatMap(({ key, outcome, code, noExpiryBefore = -Infinity }) => [
+				...(outcome === 'created' && now >= noExpiryBefore ? [CLAIM + key] : []),
 				...(outcome === 'unknown' && code ? [codeEntry(code, key)] : []),
 			]),
 		];
