@@ -221,9 +221,11 @@ function rejectAll(batch: RowBatch, error: unknown): void {
 const REMOVAL_TRIES = 3;
 
 /**
- * One row's batch under the lock: one check for what the batch adds (the claims' entries, the created keys'
- * `claim:` entries and the unknown keys' codes), then one removal for the outcomes and for what the claims'
- * answers do not keep. A claim is answered once its check is written; an outcome once its removal is.
+ * One row's batch under the lock: one check for the claims' entries, one for what the outcomes add (a late created
+ * key's `claim:`, an unknown key's code; only when there is any), then one removal for the outcomes and for what the
+ * claims' answers do not keep. Apart, a check that fails after its commit is undone by the row's count (claims) or
+ * needs no undo (it adds only what is right either way). A claim is answered once its check is written; an outcome
+ * once its removal is.
  */
 async function writeRow(
 	batch: RowBatch,
@@ -231,11 +233,7 @@ async function writeRow(
 	clock: Pick<Clock, 'now'>,
 ): Promise<void> {
 	const { row, claims, outcomes } = batch;
-	let checked = false;
 	try {
-		const remove = outcomes.flatMap(({ key, outcome }) =>
-			REMOVED_BY[outcome].map((entry) => entry + key),
-		);
 		const claimEntries = claims.flatMap(({ key, codes, expireFlight, expiryCode }) => [
 			CLAIM + key,
 			OPEN + key,
@@ -247,64 +245,110 @@ async function writeRow(
 		// that, no process can have (it waits at least twice as long from after the claim was written), and the lock
 		// keeps every other process out until this batch is written.
 		const now = clock.now();
-		const added = [
-			...claimEntries,
-			...outcomes.flatMap(({ key, outcome, code, noExpiryBefore = -Infinity }) => [
+		const outcomeEntries = outcomes.flatMap(
+			({ key, outcome, code, noExpiryBefore = -Infinity }) => [
 				...(outcome === 'created' && now >= noExpiryBefore ? [CLAIM + key] : []),
 				...(outcome === 'unknown' && code ? [codeEntry(code, key)] : []),
-			]),
-		];
-		let answers: ClaimAnswer[] = [];
-		if (added.length > 0) {
-			stillHeld();
-			if (batch.before === undefined && addsClaims(batch)) batch.before = await count(row);
-			stillHeld();
-			// Room for History Size keys, the second entry of each new claim and the entries checked and taken out
-			// again. A check of claims that could trim is sent without a limit (its count then tells whether a failed
-			// check was written) and the row is trimmed after.
-			const cap = row.historySize + claims.length + (added.length - 2 * claims.length);
-			const before = batch.before;
-			const trims = before !== undefined && before + new Set(added).size > cap;
-			let held: Set<string>;
+			],
+		);
+		const remove: string[] = [];
+		// Once their check is written, the claims' answers stand whatever follows (a key found created keeps its
+		// answer; if the removal of what its check added fails, the key looks in flight: never sent twice). A failed
+		// check (undone) fails the claims alone: the outcomes do not depend on it.
+		let answerClaims = () => {};
+		/** Whether a check of this batch is written: its removal then goes however late (it completes it). */
+		let written = false;
+		if (claims.length > 0) {
 			try {
-				const { processed } = await row.helpers.checkProcessedAndRecord(added, 'node', {
-					mode: 'entries',
-					...(trims ? {} : { maxEntries: cap }),
-				});
-				held = new Set(processed.map(String));
+				const answers = await checkClaims(batch, claimEntries, remove, stillHeld);
+				written = true;
+				answerClaims = () => claims.forEach((op, index) => op.resolve(answers[index]));
 			} catch (error) {
-				if (before !== undefined) await undo(row, added, claimEntries, before);
-				throw asLockError(error);
-			}
-			answers = claims.map((claim) => decide(claim, held, remove));
-			if (trims) {
-				await call(
-					async () =>
-						await row.helpers.checkProcessedAndRecord([], 'node', {
-							mode: 'entries',
-							maxEntries: cap,
-						}),
-				).catch(() => undefined); // the row is only larger until the next batch trims it
+				for (const op of claims) op.reject(error);
 			}
 		}
-		// The check is written: the claims' answers stand whatever the removal does (a key found created keeps its
-		// answer; if the removal of what its check added fails, the key looks in flight: never sent twice).
-		checked = true;
+		const outcomesFailed =
+			outcomeEntries.length > 0
+				? await call(async () => {
+						stillHeld();
+						await row.helpers.checkProcessedAndRecord(outcomeEntries, 'node', {
+							mode: 'entries',
+							maxEntries: row.historySize + outcomeEntries.length,
+						});
+					}).then(
+						() => {
+							written = true;
+						},
+						(error: unknown) => error,
+					)
+				: undefined;
+		// Outcomes whose entries could not be added change nothing more (a created key keeps its `open:`).
+		if (!outcomesFailed) {
+			remove.push(
+				...outcomes.flatMap(({ key, outcome }) => REMOVED_BY[outcome].map((entry) => entry + key)),
+			);
+		}
 		const removed =
 			remove.length > 0
-				? await removeWithRetries(row, remove).then(
+				? await (async () => {
+						if (!written) stillHeld();
+						await removeWithRetries(row, remove);
+					})().then(
 						() => undefined,
 						(error: unknown) => error,
 					)
 				: undefined;
-		claims.forEach((op, index) => op.resolve(answers[index]));
+		answerClaims();
 		for (const op of outcomes) {
-			if (removed) op.reject(removed);
+			const failure = outcomesFailed ?? removed;
+			if (failure) op.reject(failure);
 			else op.resolve();
 		}
 	} catch (error) {
-		if (!checked) rejectAll(batch, error);
+		// Anything unforeseen: every op not answered yet fails (an answered one keeps its answer).
+		rejectAll(batch, error);
 	}
+}
+
+/**
+ * The claims' check: their answers, and in `remove` what the check added that the answers do not keep. A check
+ * that fails is undone (undo()) and throws.
+ */
+async function checkClaims(
+	batch: RowBatch,
+	claimEntries: string[],
+	remove: string[],
+	stillHeld: () => void,
+): Promise<ClaimAnswer[]> {
+	const { row, claims } = batch;
+	stillHeld();
+	if (batch.before === undefined) batch.before = await count(row);
+	stillHeld();
+	// Room for History Size keys, the second entry of each new claim and the codes checked and taken out again. A
+	// check that could trim is sent without a limit (its count then tells whether a failed check was written) and
+	// the row is trimmed after.
+	const cap = row.historySize + claims.length + (claimEntries.length - 2 * claims.length);
+	const before = batch.before;
+	const trims = before + new Set(claimEntries).size > cap;
+	let held: Set<string>;
+	try {
+		const { processed } = await row.helpers.checkProcessedAndRecord(claimEntries, 'node', {
+			mode: 'entries',
+			...(trims ? {} : { maxEntries: cap }),
+		});
+		held = new Set(processed.map(String));
+	} catch (error) {
+		await undo(row, claimEntries, before);
+		throw asLockError(error);
+	}
+	const answers = claims.map((claim) => decide(claim, held, remove));
+	if (trims) {
+		await call(
+			async () =>
+				await row.helpers.checkProcessedAndRecord([], 'node', { mode: 'entries', maxEntries: cap }),
+		).catch(() => undefined); // the row is only larger until the next batch trims it
+	}
+	return answers;
 }
 
 /**
@@ -324,21 +368,16 @@ async function removeWithRetries(row: NodeRow, remove: string[]): Promise<void> 
 }
 
 /**
- * A check that failed may have been written before it failed (the connection dropped after the commit). It was
- * sent without a trim, so the row's count tells: unchanged, nothing was written; grown by every entry checked, all
- * were new, and the claims' entries are taken out again (the created keys' `claim:` and the codes stay: they are
- * right). Anything between cannot be told apart, and the error says so.
+ * A claims' check that failed may have been written before it failed (the connection dropped after the commit). It
+ * was sent without a trim, so the row's count tells: unchanged, nothing was written; grown by every entry checked,
+ * all were new, and they are taken out again. Anything between (another process's write, which the lock rules out)
+ * cannot be told apart, and the error says so.
  */
-async function undo(
-	row: NodeRow,
-	added: string[],
-	claimEntries: string[],
-	before: number,
-): Promise<void> {
+async function undo(row: NodeRow, claimEntries: string[], before: number): Promise<void> {
 	const after = await count(row).catch(() => undefined);
 	if (after === before) return;
-	if (after === before + new Set(added).size) {
-		if (claimEntries.length > 0) await removeWithRetries(row, claimEntries);
+	if (after === before + new Set(claimEntries).size) {
+		await removeWithRetries(row, claimEntries);
 		return;
 	}
 	throw new LockError(

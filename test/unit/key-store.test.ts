@@ -1,0 +1,105 @@
+// One row's batch of the Idempotency Keys (keyStore.ts) against the query-by-query model of n8n's store, with a
+// query failing before or after its commit: what each claim and outcome of the batch answers, and what the row
+// holds after it.
+import { KeyStore, type NodeRow } from '../../nodes/InvoiceService/exactlyOnce/keyStore';
+import { RowLock } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
+import { hashOf, StoreModel, type Query } from '../support/store-model';
+
+const WORKFLOW = 'unit-workflow';
+const NODE_ID = 'unit-node';
+const NODE_ROW = `${WORKFLOW} n:${NODE_ID}`;
+
+/** A node-row check (`checkProcessedAndRecord`) failing before or after its commit: the n-th from now (1-based). */
+interface Fault {
+	at: number;
+	when: 'before' | 'after';
+}
+
+function setUp() {
+	const fault: { next?: Fault } = {};
+	let checks = 0;
+	const isNodeCheck = (query: Query) =>
+		query.row === NODE_ROW && query.helper === 'checkProcessedAndRecord' && query.step !== 'select';
+	const lost = () => new Error('Connection terminated unexpectedly');
+	/** The node row's writes, by helper. */
+	const nodeWrites: string[] = [];
+	const model = new StoreModel({
+		onRun: (query) => {
+			if (query.row === NODE_ROW && query.step !== 'select') nodeWrites.push(query.helper);
+		},
+		beforeQuery: async (query) => {
+			if (!isNodeCheck(query) || !fault.next) return;
+			checks++;
+			if (fault.next.when === 'before' && checks === fault.next.at) throw lost();
+		},
+		afterQuery: async (query) => {
+			if (isNodeCheck(query) && fault.next?.when === 'after' && checks === fault.next.at)
+				throw lost();
+		},
+	});
+	const helpers = model.helpersFor(WORKFLOW, NODE_ID);
+	const store = new KeyStore(new RowLock(WORKFLOW, helpers as never), () => undefined);
+	const row: NodeRow = { scope: NODE_ID, helpers: helpers as never, historySize: 100 };
+	const entries = () => {
+		const data = model.rows.get(NODE_ROW)?.data;
+		return new Set(Array.isArray(data) ? data : []);
+	};
+	/** A key's state as keyStore.ts keeps it. */
+	const stateOf = (key: string) => {
+		const held = entries();
+		const claimed = held.has(hashOf(`claim:${key}`));
+		const open = held.has(hashOf(`open:${key}`));
+		if (claimed) return open ? 'flight' : 'created';
+		return open ? 'unknown' : 'none';
+	};
+	const failNext = (next: Fault) => {
+		checks = 0;
+		fault.next = next;
+	};
+	return { store, row, stateOf, failNext, nodeWrites };
+}
+
+const request = { codes: [], expireFlight: false };
+
+describe('one batch of claims and outcomes', () => {
+	it('a created mark made soon after its claim writes one removal, no check; a late one checks its claim in first', async () => {
+		const { store, row, stateOf, nodeWrites } = setUp();
+		await expect(store.claim(row, 'A', request)).resolves.toBe('new');
+		nodeWrites.length = 0;
+		// Its claim was sent a moment ago: nobody can have given up waiting for it.
+		await store.settle(row, 'A', 'created', undefined, Number.POSITIVE_INFINITY);
+		expect(nodeWrites).toEqual(['removeProcessed']);
+		expect(stateOf('A')).toBe('created');
+		// Marked late (by default): its claim is checked in again, then `open:` taken out.
+		await expect(store.claim(row, 'B', request)).resolves.toBe('new');
+		nodeWrites.length = 0;
+		await store.settle(row, 'B', 'created');
+		expect(nodeWrites).toEqual(['checkProcessedAndRecord', 'removeProcessed']);
+		expect(stateOf('B')).toBe('created');
+	});
+
+	it("issue 34: claims batched with a late created mark, their check lost after its commit: the claims' entries are taken out again (nothing left in flight), the key stays created", async () => {
+		const { store, row, stateOf, failNext } = setUp();
+		await expect(store.claim(row, 'A', request)).resolves.toBe('new');
+		failNext({ at: 1, when: 'after' });
+		// Handed over together: one batch (a late mark checks A's claim in again).
+		const claimB = store.claim(row, 'B', request);
+		const markA = store.settle(row, 'A', 'created');
+		await expect(claimB).rejects.toThrow(/Connection terminated/);
+		await expect(markA).resolves.toBeUndefined();
+		expect(stateOf('B')).toBe('none');
+		expect(stateOf('A')).toBe('created');
+	});
+
+	it("the outcomes' check lost before its commit: the claims of the batch are answered; the created mark fails and its key stays in flight (never absent)", async () => {
+		const { store, row, stateOf, failNext } = setUp();
+		await expect(store.claim(row, 'A', request)).resolves.toBe('new');
+		failNext({ at: 2, when: 'before' });
+		const claimB = store.claim(row, 'B', request);
+		const markA = store.settle(row, 'A', 'created');
+		await expect(claimB).resolves.toBe('new');
+		await expect(markA).rejects.toThrow(/Connection terminated/);
+		expect(stateOf('B')).toBe('flight');
+		expect(stateOf('A')).toBe('flight');
+	});
+});
