@@ -166,21 +166,29 @@ export interface SimulationResult {
 	queries: number;
 }
 
+/** The longest pause of a process before a query: within the lock's margins by default (docs/how-it-works.md). */
+const MAX_PAUSE_MS = Number(process.env.SIM_MAX_PAUSE_MS ?? 1500);
+
 export async function simulate(
 	seed: number,
 	version: 'today' | 'before' = 'today',
+	maxPauseMs = MAX_PAUSE_MS,
 ): Promise<SimulationResult> {
 	// The code before drew its jitter from Math.random: seeded too, so that its runs replay.
 	const mathRandom = Math.random;
 	if (version === 'before') Math.random = generator(seed + 99);
 	try {
-		return await simulateWith(seed, version);
+		return await simulateWith(seed, version, maxPauseMs);
 	} finally {
 		Math.random = mathRandom;
 	}
 }
 
-async function simulateWith(seed: number, version: 'today' | 'before'): Promise<SimulationResult> {
+async function simulateWith(
+	seed: number,
+	version: 'today' | 'before',
+	maxPauseMs: number,
+): Promise<SimulationResult> {
 	const random = generator(seed);
 	const schedule = new Schedule();
 	const violations: string[] = [];
@@ -233,7 +241,7 @@ async function simulateWith(seed: number, version: 'today' | 'before'): Promise<
 			if (process.dead) await new Promise<never>(() => undefined);
 			let delay = 1 + process.random() * 20;
 			if (process.random() < faults.pause) {
-				delay += 50 + process.random() * 1450;
+				delay += 50 + process.random() * (maxPauseMs - 50);
 				seen.add('paused');
 			}
 			await schedule.sleep(delay, () => !process.dead);

@@ -541,6 +541,41 @@ describe('a failing store fails the item plainly', () => {
 		expect(created).toEqual([15]);
 	});
 
+	it("a run that stops says in its error what n8n's database did not take: a created key not marked, the refused item's key not given back", async () => {
+		const nodeId = randomUUID();
+		const { created } = service((n) => (n === 17 ? 400 : 200));
+		let checks = 0;
+		deduplicator.failAfterWrite = async (scope) => {
+			// The claims' check passes; every write after it fails (removals are sent 3 times).
+			if (scope === 'node' && ++checks > 1) throw new Error('Connection terminated unexpectedly');
+		};
+		const original = deduplicator.removeProcessed.bind(deduplicator);
+		deduplicator.removeProcessed = async (...args) => {
+			if (args[1] === 'node') throw new Error('Connection terminated unexpectedly');
+			return await original(...args);
+		};
+		try {
+			const stopped = await runInvoiceService(
+				keyed(nodeId, [event(16), event(17)], { options: { concurrency: 1 } }),
+			);
+			expect(stopped.error?.message).toBe('refused 17');
+			const description = String((stopped.error as { description?: string }).description);
+			expect(description).toMatch(
+				/Already created in this run before it stopped: item 0 \(cust_16\)/,
+			);
+			expect(description).toMatch(
+				/could not mark the Idempotency Key of item 0 \(line 1\) as created .* never sent twice/,
+			);
+			// The refused item says its own key's give-back failed.
+			expect(description).toMatch(
+				/^HTTP 400: .* The Idempotency Key could not be released in n8n's database \(Connection terminated unexpectedly\)/,
+			);
+		} finally {
+			deduplicator.removeProcessed = original;
+		}
+		expect(created).toEqual([16]);
+	});
+
 	it('written, then failed (connection lost after the commit): the item fails, nothing sent; the next delivery creates one', async () => {
 		const nodeId = randomUUID();
 		const { created } = service();

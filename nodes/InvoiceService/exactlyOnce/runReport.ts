@@ -180,7 +180,9 @@ export function withStopReport(run: StoppedRun): NodeError {
 	const byOthers = counts.createdByAnotherRetry.filter((index) => index !== thrownIndex);
 	// A code that named nothing is only known once every item was reached.
 	const unmatched = notSent === 0 ? unmatchedSentence(counts) : '';
+	const warnings = keyWarnings(counts);
 	const thrownAlone =
+		warnings.length === 0 &&
 		created.length +
 			others.length +
 			notSent +
@@ -188,7 +190,8 @@ export function withStopReport(run: StoppedRun): NodeError {
 			byOthers.length +
 			counts.resent.length +
 			unmatched.length ===
-			0 && unknown.length <= (known.has(thrownIndex) ? 1 : 0);
+			0 &&
+		unknown.length <= (known.has(thrownIndex) ? 1 : 0);
 	if (thrownAlone) return error;
 	const report = [
 		created.length
@@ -212,6 +215,7 @@ export function withStopReport(run: StoppedRun): NodeError {
 				? `${notSent} other item(s) were not sent: the service refused the API key.`
 				: `${notSent} other item(s) were not sent: Retry of this execution sends them.`
 			: '',
+		...warnings,
 	]
 		.filter(Boolean)
 		.join(' ');
