@@ -515,12 +515,13 @@ describe('a failing store fails the item plainly', () => {
 		expect(created).toEqual([14]);
 	});
 
-	it("issue 34: a created mark that n8n's database refuses is a warning naming the item; the key stays in flight, never sent twice", async () => {
-		const nodeId = randomUUID();
-		const { created } = service();
+	/**
+	 * n8n's database takes the node row's first write (the claims' check) and fails every later one (a removal is
+	 * sent 3 times). Returns what undoes it.
+	 */
+	function failAfterTheClaims(): () => void {
 		let checks = 0;
 		deduplicator.failAfterWrite = async (scope) => {
-			// The claim's check passes; every write after it (the mark, sent 3 times) fails.
 			if (scope === 'node' && ++checks > 1) throw new Error('Connection terminated unexpectedly');
 		};
 		const original = deduplicator.removeProcessed.bind(deduplicator);
@@ -528,6 +529,15 @@ describe('a failing store fails the item plainly', () => {
 			if (args[1] === 'node') throw new Error('Connection terminated unexpectedly');
 			return await original(...args);
 		};
+		return () => {
+			deduplicator.removeProcessed = original;
+		};
+	}
+
+	it("issue 34: a created mark that n8n's database refuses is a warning naming the item; the key stays in flight, never sent twice", async () => {
+		const nodeId = randomUUID();
+		const { created } = service();
+		const restore = failAfterTheClaims();
 		try {
 			const run = await runInvoiceService(keyed(nodeId, [event(15)]));
 			expect(run.outputs[0].map((item) => item.json.id)).toEqual(['cust_15']);
@@ -535,7 +545,7 @@ describe('a failing store fails the item plainly', () => {
 				/could not mark the Idempotency Key of item 0 \(line 1\) as created .* never sent twice/,
 			);
 		} finally {
-			deduplicator.removeProcessed = original;
+			restore();
 		}
 		expect(stateOf(nodeId, 'event-15')).toBe('flight');
 		expect(created).toEqual([15]);
@@ -544,16 +554,7 @@ describe('a failing store fails the item plainly', () => {
 	it("a run that stops says in its error what n8n's database did not take: a created key not marked, the refused item's key not given back", async () => {
 		const nodeId = randomUUID();
 		const { created } = service((n) => (n === 17 ? 400 : 200));
-		let checks = 0;
-		deduplicator.failAfterWrite = async (scope) => {
-			// The claims' check passes; every write after it fails (removals are sent 3 times).
-			if (scope === 'node' && ++checks > 1) throw new Error('Connection terminated unexpectedly');
-		};
-		const original = deduplicator.removeProcessed.bind(deduplicator);
-		deduplicator.removeProcessed = async (...args) => {
-			if (args[1] === 'node') throw new Error('Connection terminated unexpectedly');
-			return await original(...args);
-		};
+		const restore = failAfterTheClaims();
 		try {
 			const stopped = await runInvoiceService(
 				keyed(nodeId, [event(16), event(17)], { options: { concurrency: 1 } }),
@@ -571,7 +572,7 @@ describe('a failing store fails the item plainly', () => {
 				/^HTTP 400: .* The Idempotency Key could not be released in n8n's database \(Connection terminated unexpectedly\)/,
 			);
 		} finally {
-			deduplicator.removeProcessed = original;
+			restore();
 		}
 		expect(created).toEqual([16]);
 	});
