@@ -1,4 +1,4 @@
-import type { IExecuteFunctions } from 'n8n-workflow';
+import type { IDeduplicationOutput, IExecuteFunctions } from 'n8n-workflow';
 
 import {
 	asLockError,
@@ -84,7 +84,7 @@ type ClaimOp = Pending<ClaimAnswer> & ClaimRequest;
  * `code`: an unknown key's resend code. `noExpiryBefore` (a created key): the time, on this process's clock, before
  * which no other process can have given up waiting for the key (ClaimRequest.expireFlight).
  */
-type OutcomeOp = Pending<void> & { outcome: Outcome; code?: string; noExpiryBefore?: number };
+type OutcomeOp = Pending<void> & { outcome: Outcome; code?: string; noExpiryBefore: number };
 
 export class KeyStore {
 	private claims: ClaimOp[] = [];
@@ -245,62 +245,50 @@ async function writeRow(
 		// that, no process can have (it waits at least twice as long from after the claim was written), and the lock
 		// keeps every other process out until this batch is written.
 		const now = clock.now();
-		const outcomeEntries = outcomes.flatMap(
-			({ key, outcome, code, noExpiryBefore = -Infinity }) => [
-				...(outcome === 'created' && now >= noExpiryBefore ? [CLAIM + key] : []),
-				...(outcome === 'unknown' && code ? [codeEntry(code, key)] : []),
-			],
-		);
+		const outcomeEntries = outcomes.flatMap(({ key, outcome, code, noExpiryBefore }) => [
+			...(outcome === 'created' && now >= noExpiryBefore ? [CLAIM + key] : []),
+			...(outcome === 'unknown' && code ? [codeEntry(code, key)] : []),
+		]);
 		const remove: string[] = [];
 		// Once their check is written, the claims' answers stand whatever follows (a key found created keeps its
 		// answer; if the removal of what its check added fails, the key looks in flight: never sent twice). A failed
 		// check (undone) fails the claims alone: the outcomes do not depend on it.
-		let answerClaims = () => {};
-		/** Whether a check of this batch is written: its removal then goes however late (it completes it). */
-		let written = false;
+		let answers: ClaimAnswer[] | undefined;
 		if (claims.length > 0) {
 			try {
-				const answers = await checkClaims(batch, claimEntries, remove, stillHeld);
-				written = true;
-				answerClaims = () => claims.forEach((op, index) => op.resolve(answers[index]));
+				answers = await checkClaims(batch, claimEntries, remove, stillHeld);
 			} catch (error) {
 				for (const op of claims) op.reject(error);
 			}
 		}
-		const outcomesFailed =
-			outcomeEntries.length > 0
-				? await call(async () => {
-						stillHeld();
-						await row.helpers.checkProcessedAndRecord(outcomeEntries, 'node', {
-							mode: 'entries',
-							maxEntries: row.historySize + outcomeEntries.length,
-						});
-					}).then(
-						() => {
-							written = true;
-						},
-						(error: unknown) => error,
-					)
-				: undefined;
+		/** Whether a check of this batch is written: its removal then goes however late (it completes it). */
+		let written = answers !== undefined;
+		let failure: unknown;
+		if (outcomeEntries.length > 0) {
+			try {
+				stillHeld();
+				await record(row, outcomeEntries, row.historySize + outcomeEntries.length);
+				written = true;
+			} catch (error) {
+				failure = error;
+			}
+		}
 		// Outcomes whose entries could not be added change nothing more (a created key keeps its `open:`).
-		if (!outcomesFailed) {
+		if (!failure) {
 			remove.push(
 				...outcomes.flatMap(({ key, outcome }) => REMOVED_BY[outcome].map((entry) => entry + key)),
 			);
 		}
-		const removed =
-			remove.length > 0
-				? await (async () => {
-						if (!written) stillHeld();
-						await removeWithRetries(row, remove);
-					})().then(
-						() => undefined,
-						(error: unknown) => error,
-					)
-				: undefined;
-		answerClaims();
+		if (remove.length > 0) {
+			try {
+				if (!written) stillHeld();
+				await removeWithRetries(row, remove);
+			} catch (error) {
+				failure ??= error;
+			}
+		}
+		if (answers) claims.forEach((op, index) => op.resolve(answers[index]));
 		for (const op of outcomes) {
-			const failure = outcomesFailed ?? removed;
 			if (failure) op.reject(failure);
 			else op.resolve();
 		}
@@ -332,23 +320,31 @@ async function checkClaims(
 	const trims = before + new Set(claimEntries).size > cap;
 	let held: Set<string>;
 	try {
-		const { processed } = await row.helpers.checkProcessedAndRecord(claimEntries, 'node', {
-			mode: 'entries',
-			...(trims ? {} : { maxEntries: cap }),
-		});
+		const { processed } = await record(row, claimEntries, trims ? undefined : cap);
 		held = new Set(processed.map(String));
 	} catch (error) {
 		await undo(row, claimEntries, before);
 		throw asLockError(error);
 	}
 	const answers = claims.map((claim) => decide(claim, held, remove));
-	if (trims) {
-		await call(
-			async () =>
-				await row.helpers.checkProcessedAndRecord([], 'node', { mode: 'entries', maxEntries: cap }),
-		).catch(() => undefined); // the row is only larger until the next batch trims it
-	}
+	// The row is only larger until the next batch trims it, when this fails.
+	if (trims) await record(row, [], cap).catch(() => undefined);
 	return answers;
+}
+
+/** A check of the node's row (it records what it does not find), trimmed to `maxEntries` when given. */
+async function record(
+	row: NodeRow,
+	entries: string[],
+	maxEntries?: number,
+): Promise<IDeduplicationOutput> {
+	return await call(
+		async () =>
+			await row.helpers.checkProcessedAndRecord(entries, 'node', {
+				mode: 'entries',
+				...(maxEntries === undefined ? {} : { maxEntries }),
+			}),
+	);
 }
 
 /**
