@@ -169,6 +169,10 @@ export interface SimulationResult {
 
 /** The longest pause of a process before a query: within the lock's margins by default (docs/how-it-works.md). */
 const MAX_PAUSE_MS = Number(process.env.SIM_MAX_PAUSE_MS ?? 1500);
+if (!(MAX_PAUSE_MS >= 50))
+	throw new Error(
+		`SIM_MAX_PAUSE_MS must be a number of milliseconds, 50 or more (got "${process.env.SIM_MAX_PAUSE_MS}")`,
+	);
 
 export async function simulate(
 	seed: number,
