@@ -16,7 +16,7 @@ interface Fault {
 }
 
 function setUp() {
-	const fault: { next?: Fault } = {};
+	const fault: { next?: Fault; removals?: number } = {};
 	let checks = 0;
 	const isNodeCheck = (query: Query) =>
 		query.row === NODE_ROW && query.helper === 'checkProcessedAndRecord' && query.step !== 'select';
@@ -28,6 +28,12 @@ function setUp() {
 			if (query.row === NODE_ROW && query.step !== 'select') nodeWrites.push(query.helper);
 		},
 		beforeQuery: async (query) => {
+			if (query.row === NODE_ROW && query.helper === 'removeProcessed' && query.step !== 'select') {
+				if (fault.removals) {
+					fault.removals--;
+					throw lost();
+				}
+			}
 			if (!isNodeCheck(query) || !fault.next) return;
 			checks++;
 			if (fault.next.when === 'before' && checks === fault.next.at) throw lost();
@@ -56,7 +62,12 @@ function setUp() {
 		checks = 0;
 		fault.next = next;
 	};
-	return { store, row, stateOf, failNext, nodeWrites };
+	/** The node row's next `count` removals fail before their commit. */
+	const failRemovals = (count: number) => {
+		fault.removals = count;
+	};
+	const hasCode = (code: string, key: string) => entries().has(hashOf(`code:${code} ${key}`));
+	return { store, row, stateOf, failNext, failRemovals, hasCode, nodeWrites };
 }
 
 const request = { codes: [], expireFlight: false };
@@ -101,5 +112,35 @@ describe('one batch of claims and outcomes', () => {
 		await expect(markA).rejects.toThrow(/Connection terminated/);
 		expect(stateOf('B')).toBe('flight');
 		expect(stateOf('A')).toBe('flight');
+	});
+
+	it('a resend code checked by a claim whose removal failed is taken out with the next removal: left in, it would let a later claim take the key over again', async () => {
+		const { store, row, stateOf, failRemovals, hasCode } = setUp();
+		const withCode = { codes: ['X2345678'], expireFlight: false };
+		// A unknown with code X2345678; B new.
+		await expect(store.claim(row, 'A', request)).resolves.toBe('new');
+		await store.settle(row, 'A', 'unknown', 'X2345678');
+		// A taken over with its code, B claimed while that code is listed: the removal of the codes' entries fails
+		// every time (3 tries). The answers stand, and the entries are still there.
+		failRemovals(3);
+		const [takeA, claimB] = await Promise.all([
+			store.claim(row, 'A', withCode),
+			store.claim(row, 'B', withCode),
+		]);
+		expect(takeA).toEqual({ taken: 'X2345678' });
+		expect(claimB).toBe('new');
+		expect(hasCode('X2345678', 'A')).toBe(true);
+		expect(hasCode('X2345678', 'B')).toBe(true);
+		// Both resent, both unknown again (new codes): this batch's removal takes the old entries out too.
+		await Promise.all([
+			store.settle(row, 'A', 'unknown', 'Y2345678'),
+			store.settle(row, 'B', 'unknown', 'Z2345678'),
+		]);
+		expect(hasCode('X2345678', 'A')).toBe(false);
+		expect(hasCode('X2345678', 'B')).toBe(false);
+		expect([stateOf('A'), stateOf('B')]).toEqual(['unknown', 'unknown']);
+		// The old code, still in the option, sends neither again: only the new codes would.
+		await expect(store.claim(row, 'A', withCode)).resolves.toBe('unknown');
+		await expect(store.claim(row, 'B', withCode)).resolves.toBe('unknown');
 	});
 });

@@ -64,8 +64,18 @@ export interface NodeRow {
 
 const CLAIM = 'claim:';
 const OPEN = 'open:';
+const CODE = 'code:';
 /** A resend code's entry for a key. */
-const codeEntry = (code: string, key: string) => `code:${code} ${key}`;
+const codeEntry = (code: string, key: string) => `${CODE}${code} ${key}`;
+/**
+ * Code entries a removal could not take out, by row (this process): taken out with that row's next removal. A claim
+ * that lists resend codes checks their entries for its key, which adds those that are not there; left in, one would
+ * look like a code issued for that key, and a later claim listing it (the code still in the option) would take the key
+ * over once it is unknown, without anyone having checked it. Taking one out later is always right: a code is random
+ * and issued once, so its entry for a key is never wanted once a claim has checked it.
+ */
+const codesLeftIn = new Map<string, Set<string>>();
+
 /** The entries an outcome takes out of the row. */
 const REMOVED_BY: Record<Outcome, string[]> = {
 	created: [OPEN],
@@ -249,7 +259,7 @@ async function writeRow(
 			...(outcome === 'created' && now >= noExpiryBefore ? [CLAIM + key] : []),
 			...(outcome === 'unknown' && code ? [codeEntry(code, key)] : []),
 		]);
-		const remove: string[] = [];
+		const remove: string[] = [...(codesLeftIn.get(row.scope) ?? [])];
 		// Once their check is written, the claims' answers stand whatever follows (a key found created keeps its
 		// answer; if the removal of what its check added fails, the key looks in flight: never sent twice). A failed
 		// check (undone) fails the claims alone: the outcomes do not depend on it.
@@ -358,7 +368,18 @@ async function removeWithRetries(row: NodeRow, remove: string[]): Promise<void> 
 			() => undefined,
 			(error: unknown) => asLockError(error),
 		);
-		if (!failure) return;
+		if (!failure) {
+			const left = codesLeftIn.get(row.scope);
+			for (const entry of remove) left?.delete(entry);
+			if (left?.size === 0) codesLeftIn.delete(row.scope);
+			return;
+		}
+	}
+	const codes = remove.filter((entry) => entry.startsWith(CODE));
+	if (codes.length > 0) {
+		const left = codesLeftIn.get(row.scope) ?? new Set<string>();
+		for (const entry of codes) left.add(entry);
+		codesLeftIn.set(row.scope, left);
 	}
 	throw asLockError(failure);
 }
