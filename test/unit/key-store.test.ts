@@ -143,4 +143,21 @@ describe('one batch of claims and outcomes', () => {
 		await expect(store.claim(row, 'A', withCode)).resolves.toBe('unknown');
 		await expect(store.claim(row, 'B', withCode)).resolves.toBe('unknown');
 	});
+
+	it('a claim found created whose removal failed says so before its answer (its key looks in flight); one whose removal went through does not', async () => {
+		const { store, row, stateOf, failRemovals } = setUp();
+		await expect(store.claim(row, 'A', request)).resolves.toBe('new');
+		await store.settle(row, 'A', 'created', undefined, Number.POSITIVE_INFINITY);
+		const said: string[] = [];
+		await expect(
+			store.claim(row, 'A', { ...request, onLeftInFlight: () => said.push('A once') }),
+		).resolves.toBe('created');
+		expect(said).toEqual([]);
+		failRemovals(3);
+		await expect(
+			store.claim(row, 'A', { ...request, onLeftInFlight: () => said.push('A twice') }),
+		).resolves.toBe('created');
+		expect(said).toEqual(['A twice']);
+		expect(stateOf('A')).toBe('flight');
+	});
 });

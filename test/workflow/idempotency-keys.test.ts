@@ -551,6 +551,24 @@ describe('a failing store fails the item plainly', () => {
 		expect(created).toEqual([15]);
 	});
 
+	it("a re-delivery found created whose claim n8n's database could not take back is a warning naming the item: its key looks in flight, nothing sent", async () => {
+		const nodeId = randomUUID();
+		const { created } = service();
+		setState(nodeId, 'event-18', 'created');
+		const restore = failAfterTheClaims();
+		try {
+			const run = await runInvoiceService(keyed(nodeId, [event(18)]));
+			expect(run.outputs[1].map((item) => item.json.idempotencyKey)).toEqual(['event-18']);
+			expect(hintsOf(run)).toMatch(
+				/could not take back what the claim of the Idempotency Key of item 0 \(line 1\) added .* never sent twice/,
+			);
+		} finally {
+			restore();
+		}
+		expect(stateOf(nodeId, 'event-18')).toBe('flight');
+		expect(created).toEqual([]);
+	});
+
 	it("a run that stops says in its error what n8n's database did not take: a created key not marked, the refused item's key not given back", async () => {
 		const nodeId = randomUUID();
 		const { created } = service((n) => (n === 17 ? 400 : 200));

@@ -128,9 +128,10 @@ export class ItemStep {
 	 */
 	async keysWritten(): Promise<void> {
 		if (!this.claims) return;
-		const { notMarked, notGivenBack } = await this.claims.written();
+		const { notMarked, notGivenBack, leftInFlight } = await this.claims.written();
 		this.run.counts.keysNotWritten.notMarked.push(...notMarked);
 		this.run.counts.keysNotWritten.notGivenBack.push(...notGivenBack);
+		this.run.counts.keysNotWritten.leftInFlight.push(...leftInFlight);
 	}
 
 	/**

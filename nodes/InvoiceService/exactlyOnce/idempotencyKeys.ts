@@ -35,8 +35,16 @@ export interface Claim {
  */
 export type ClaimResult =
 	| { state: 'new'; claim: Claim; resent?: string }
-	| { state: 'created'; where: 'earlier execution' | 'this run' }
-	| { state: 'unknown'; code?: string };
+	| ({ state: 'created'; where: 'earlier execution' | 'this run' } & LeftInFlight)
+	| ({ state: 'unknown'; code?: string } & LeftInFlight);
+
+/**
+ * `leftInFlight`: n8n's database took the claim's check but not the removal after it, so the key now looks in flight
+ * (a later delivery waits for it, then fails as unknown); the answer stands.
+ */
+interface LeftInFlight {
+	leftInFlight?: true;
+}
 
 /** Waits for a key in flight in another process (tests shorten them). */
 export const flightTiming = {
@@ -138,28 +146,31 @@ export class IdempotencyKeys {
 		};
 		let answer: ClaimAnswer;
 		let sentAt: number;
+		let leftInFlight: boolean;
 		// The resend code the key gets if this claim gives up waiting for another process's flight.
 		const expiryCode = newResendCode();
 		try {
-			({ answer, sentAt } = await this.waitOutFlight(key, resendCodes, expiryCode));
+			({ answer, sentAt, leftInFlight } = await this.waitOutFlight(key, resendCodes, expiryCode));
 		} catch (error) {
 			done();
 			throw storeItemError(this.context, error, itemIndex, this.settings.purpose);
 		}
+		const left = leftInFlight ? ({ leftInFlight: true } as const) : {};
 		if (answer === 'created') {
 			done();
 			return {
 				state: 'created',
 				where: this.createdHere.has(key) ? 'this run' : 'earlier execution',
+				...left,
 			};
 		}
 		if (answer === 'unknown' || answer === 'flight') {
 			done();
-			return { state: 'unknown' };
+			return { state: 'unknown', ...left };
 		}
 		if (answer === 'expired') {
 			done();
-			return { state: 'unknown', code: expiryCode };
+			return { state: 'unknown', code: expiryCode, ...left };
 		}
 		// Another process gives up waiting for this key only flightTiming.marginMs or more after it first saw it in
 		// flight, so after this claim was sent: a created mark before half that needs no second check (keyStore.ts).
@@ -186,15 +197,15 @@ export class IdempotencyKeys {
 	}
 
 	/**
-	 * The key's answer once no other process has it in flight (or the wait is over: then it is unknown), and when
-	 * the claim that gave it was sent. The wait counts from the first answer that found the key in flight: never
+	 * The key's answer once no other process has it in flight (or the wait is over: then it is unknown), when the
+	 * claim that gave it was sent, and whether n8n's database left the key looking in flight after it. The wait counts from the first answer that found the key in flight: never
 	 * from before the other process's claim was written.
 	 */
 	private async waitOutFlight(
 		key: string,
 		codes: string[],
 		expiryCode: string,
-	): Promise<{ answer: ClaimAnswer; sentAt: number }> {
+	): Promise<{ answer: ClaimAnswer; sentAt: number; leftInFlight: boolean }> {
 		let seenInFlight: number | undefined;
 		let delay = flightTiming.pollMinMs;
 		for (;;) {
@@ -202,9 +213,15 @@ export class IdempotencyKeys {
 			const expireFlight =
 				seenInFlight !== undefined && sentAt - seenInFlight >= this.settings.flightWaitMs;
 			const store = this.store();
-			const answer = await store.claim(this.row, key, { codes, expireFlight, expiryCode });
+			let leftInFlight = false;
+			const answer = await store.claim(this.row, key, {
+				codes,
+				expireFlight,
+				expiryCode,
+				onLeftInFlight: () => (leftInFlight = true),
+			});
 			this.wroteIn(store);
-			if (answer !== 'flight') return { answer, sentAt };
+			if (answer !== 'flight') return { answer, sentAt, leftInFlight };
 			seenInFlight ??= flightTiming.now();
 			await sleep(delay + Math.floor(Math.random() * delay));
 			delay = Math.min(delay * 2, flightTiming.pollMaxMs);

@@ -53,6 +53,12 @@ export interface ClaimRequest {
 	expireFlight: boolean;
 	/** ...with this resend code (required with expireFlight). */
 	expiryCode?: string;
+	/**
+	 * Called just before the answer when the batch's removal failed (3 tries) and left the key looking in flight: the
+	 * entry this claim's check added and its answer does not keep (a created key's `open:`, an unknown key's
+	 * `claim:`) is still there, so a later claim waits for the key, then finds it unknown (never sent twice).
+	 */
+	onLeftInFlight?: () => void;
 }
 
 /** The node whose row a key lives in: its row's name in this process, its helpers, how many keys it keeps. */
@@ -75,6 +81,9 @@ const codeEntry = (code: string, key: string) => `${CODE}${code} ${key}`;
  * and issued once, so its entry for a key is never wanted once a claim has checked it.
  */
 const codesLeftIn = new Map<string, Set<string>>();
+
+/** The answers whose claim's removal takes out a state entry its check added: left in, the key looks in flight. */
+const LEAVES_IN_FLIGHT = new Set<string>(['created', 'unknown', 'expired']);
 
 /** The entries an outcome takes out of the row. */
 const REMOVED_BY: Record<Outcome, string[]> = {
@@ -289,15 +298,22 @@ async function writeRow(
 				...outcomes.flatMap(({ key, outcome }) => REMOVED_BY[outcome].map((entry) => entry + key)),
 			);
 		}
+		let removed = true;
 		if (remove.length > 0) {
 			try {
 				if (!written) stillHeld();
 				await removeWithRetries(row, remove);
 			} catch (error) {
+				removed = false;
 				failure ??= error;
 			}
 		}
-		if (answers) claims.forEach((op, index) => op.resolve(answers[index]));
+		if (answers) {
+			claims.forEach((op, index) => {
+				if (!removed && LEAVES_IN_FLIGHT.has(answers[index] as string)) op.onLeftInFlight?.();
+				op.resolve(answers[index]);
+			});
+		}
 		for (const op of outcomes) {
 			if (failure) op.reject(failure);
 			else op.resolve();

@@ -49,6 +49,11 @@ export interface KeysNotWritten {
 	notMarked: number[];
 	/** Not sent (or claimed and not used), but their key could not be given back. */
 	notGivenBack: number[];
+	/**
+	 * Found created or unknown, and so not sent, but what their claim's check added could not be taken out again:
+	 * their key looks in flight (a later delivery waits, then fails as unknown).
+	 */
+	leftInFlight: number[];
 }
 
 /** A key claimed ahead of its item's turn. */
@@ -78,7 +83,7 @@ export class RunClaims {
 	private firstTurnAt = 0;
 	/** Whether the keys claimed ahead are being looked at for one held too long (heldTooLong). */
 	private watchingHeld = false;
-	private readonly failed: KeysNotWritten = { notMarked: [], notGivenBack: [] };
+	private readonly failed: KeysNotWritten = { notMarked: [], notGivenBack: [], leftInFlight: [] };
 
 	constructor(
 		private readonly keys: IdempotencyKeys,
@@ -94,6 +99,7 @@ export class RunClaims {
 		const key = ahead ? ahead.key : this.items.keyOf(itemIndex);
 		const found = await (ahead?.claim ??
 			this.keys.claim(key, itemIndex, { resendCodes: this.items.resendCodes }));
+		if (found.state !== 'new' && found.leftInFlight) this.failed.leftInFlight.push(itemIndex);
 		return { key, found };
 	}
 
@@ -207,6 +213,8 @@ export class RunClaims {
 	/** A key claimed ahead and not used goes back; one that was not claimed (created, unknown, failed) stays. */
 	private async giveBack(itemIndex: number, { claim }: ClaimedAhead): Promise<void> {
 		const found = await claim.catch(() => undefined);
+		if (found && found.state !== 'new' && found.leftInFlight)
+			this.failed.leftInFlight.push(itemIndex);
 		if (found?.state !== 'new') return;
 		await found.claim.release().catch(() => {
 			this.failed.notGivenBack.push(itemIndex);

@@ -40,7 +40,7 @@ export const noCounts = (listedCodes: string[] = []): RunCounts => ({
 	listedCodes,
 	alreadyCreated: 0,
 	createdByAnotherRetry: [],
-	keysNotWritten: { notMarked: [], notGivenBack: [] },
+	keysNotWritten: { notMarked: [], notGivenBack: [], leftInFlight: [] },
 });
 
 /** How many entries a report lists of one kind; the rest are counted. */
@@ -88,7 +88,9 @@ export function runHints(counts: RunCounts): string[] {
  * The keys n8n's database did not take at the end of the run: what a later delivery of those events meets, and
  * what to do.
  */
-export function keyWarnings({ keysNotWritten: { notMarked, notGivenBack } }: RunCounts): string[] {
+export function keyWarnings({
+	keysNotWritten: { notMarked, notGivenBack, leftInFlight },
+}: RunCounts): string[] {
 	const sorted = (items: number[]) => listed([...items].sort((a, b) => a - b).map(itemName));
 	return [
 		notMarked.length > 0
@@ -96,6 +98,9 @@ export function keyWarnings({ keysNotWritten: { notMarked, notGivenBack } }: Run
 			: '',
 		notGivenBack.length > 0
 			? `n8n's database could not give back the Idempotency Key of ${sorted(notGivenBack)} (nothing was created for them): a later delivery of those events waits for them, then fails as an unknown outcome. Check that n8n's database is reachable; then check the service (their records are not there) and resend them with the resend code their error gives.`
+			: '',
+		leftInFlight.length > 0
+			? `n8n's database could not take back what the claim of the Idempotency Key of ${sorted(leftInFlight)} added (not sent: found already created, or with an unknown outcome): their keys now look in flight, so a later delivery of those events waits for them, then fails as an unknown outcome, and is never sent twice. Check that n8n's database is reachable; what this run said of those items stays true (Already Created: the record exists; unknown: their error says what to do).`
 			: '',
 	].filter(Boolean);
 }
