@@ -198,8 +198,9 @@ export class IdempotencyKeys {
 
 	/**
 	 * The key's answer once no other process has it in flight (or the wait is over: then it is unknown), when the
-	 * claim that gave it was sent, and whether n8n's database left the key looking in flight after it. The wait counts from the first answer that found the key in flight: never
-	 * from before the other process's claim was written.
+	 * claim that gave it was sent, and whether n8n's database left the key looking in flight after it. The wait
+	 * counts from the first answer that found the key in flight: never from before the other process's claim was
+	 * written.
 	 */
 	private async waitOutFlight(
 		key: string,

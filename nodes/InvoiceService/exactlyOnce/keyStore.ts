@@ -310,8 +310,11 @@ async function writeRow(
 		}
 		if (answers) {
 			claims.forEach((op, index) => {
-				if (!removed && LEAVES_IN_FLIGHT.has(answers[index] as string)) op.onLeftInFlight?.();
-				op.resolve(answers[index]);
+				const answer = answers[index];
+				if (!removed && typeof answer === 'string' && LEAVES_IN_FLIGHT.has(answer)) {
+					op.onLeftInFlight?.();
+				}
+				op.resolve(answer);
 			});
 		}
 		for (const op of outcomes) {

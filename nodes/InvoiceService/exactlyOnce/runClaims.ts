@@ -99,7 +99,7 @@ export class RunClaims {
 		const key = ahead ? ahead.key : this.items.keyOf(itemIndex);
 		const found = await (ahead?.claim ??
 			this.keys.claim(key, itemIndex, { resendCodes: this.items.resendCodes }));
-		if (found.state !== 'new' && found.leftInFlight) this.failed.leftInFlight.push(itemIndex);
+		this.noteLeftInFlight(itemIndex, found);
 		return { key, found };
 	}
 
@@ -210,11 +210,16 @@ export class RunClaims {
 		}
 	}
 
+	/** An item not sent whose key n8n's database left looking in flight goes to the run's warnings. */
+	private noteLeftInFlight(itemIndex: number, found: ClaimResult | undefined): void {
+		if (found && found.state !== 'new' && found.leftInFlight)
+			this.failed.leftInFlight.push(itemIndex);
+	}
+
 	/** A key claimed ahead and not used goes back; one that was not claimed (created, unknown, failed) stays. */
 	private async giveBack(itemIndex: number, { claim }: ClaimedAhead): Promise<void> {
 		const found = await claim.catch(() => undefined);
-		if (found && found.state !== 'new' && found.leftInFlight)
-			this.failed.leftInFlight.push(itemIndex);
+		this.noteLeftInFlight(itemIndex, found);
 		if (found?.state !== 'new') return;
 		await found.claim.release().catch(() => {
 			this.failed.notGivenBack.push(itemIndex);
