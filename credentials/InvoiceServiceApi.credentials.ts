@@ -9,7 +9,7 @@ import type {
 import { UserError } from 'n8n-workflow';
 
 import { readApiKey } from '../nodes/InvoiceService/helpers/apiKey';
-import { baseUrlExpression, plainHttpProblem } from '../nodes/InvoiceService/helpers/baseUrl';
+import { addressProblem, baseUrlExpression } from '../nodes/InvoiceService/helpers/baseUrl';
 
 // The Test request is declarative, so its URL can only be an n8n expression: it is written from the same steps
 // the node uses (helpers/baseUrl.ts). A refused Base URL makes the expression throw; n8n's tester does not show
@@ -25,6 +25,11 @@ const TEST_FAILURES: Array<[number, string]> = [
 		'Nothing found at this Base URL (HTTP 404): check the Base URL (the app address, optionally followed by /api/1.1/wf) and that the create-customer workflow is exposed as an API workflow',
 	],
 	[405, "The Base URL does not accept the service's requests (HTTP 405): check the Base URL"],
+	// A redirect is never followed (as by the node): its rule cannot name the target, the node's error does.
+	...[301, 302, 303, 307, 308].map((status): [number, string] => [
+		status,
+		`The Base URL answers with a redirect (HTTP ${status}): nothing was created or sent on. Set the Base URL to the address the service is at now (run the node once to see where the redirect points)`,
+	]),
 	[429, 'The service is rate limiting this key right now (HTTP 429): try again in a minute'],
 	[500, 'The service had an error (HTTP 500): try again later'],
 	[502, 'The service or a proxy in front of it is failing (HTTP 502): try again later'],
@@ -77,17 +82,17 @@ export class InvoiceServiceApi implements ICredentialType {
 	// without evaluating an expression in its sandbox (bench/README.md: the A/B). The key is read as people paste
 	// it (helpers/apiKey.ts): spaces, line breaks and a "Bearer " prefix are dropped, and a key that cannot
 	// travel in a header is refused here, so the Test button shows the same message the node does. So is a
-	// request to plain http on another host while "Allow Plain HTTP" is off (helpers/baseUrl.ts): the key is
-	// never attached to it, and n8n's tester shows this sentence (an error in the Test's URL expression it
-	// does not show: test/e2e/credential-test.test.ts).
+	// request to plain http on another host while "Allow Plain HTTP" is off, and one whose address carries a
+	// user name or password (helpers/baseUrl.ts): the key is never attached to it, and n8n's tester shows this
+	// sentence (an error in the Test's URL expression it does not show: test/e2e/credential-test.test.ts).
 	async authenticate(
 		credentials: ICredentialDataDecryptedObject,
 		requestOptions: IHttpRequestOptions,
 	): Promise<IHttpRequestOptions> {
-		const plainHttp = plainHttpProblem(requestOptions, {
+		const address = addressProblem(requestOptions, {
 			allowHttp: credentials.allowHttp === true,
 		});
-		if (plainHttp) throw new UserError(plainHttp);
+		if (address) throw new UserError(address);
 		const reading = readApiKey(credentials.apiKey);
 		if ('problem' in reading) throw new UserError(reading.problem);
 		return {
@@ -108,6 +113,7 @@ export class InvoiceServiceApi implements ICredentialType {
 			method: 'POST',
 			body: {},
 			json: true,
+			disableFollowRedirect: true,
 			ignoreHttpStatusErrors: { ignore: true, except: TEST_FAILURES.map(([status]) => status) },
 		},
 		rules: TEST_FAILURES.map(([value, message]) => ({

@@ -139,7 +139,7 @@ describe.each(N8N_VERSIONS)("n8n's node settings in a real n8n %s", (version) =>
 		}
 		expect(revoking.stats().requests.total).toBe(4);
 		expect(hintsOf(result)).toMatch(
-			/The service refused the API key \(HTTP 401\): 4 item\(s\) were not sent after that/,
+			/4 item\(s\) were not sent: the service refused the API key earlier in this run \(HTTP 401\)/,
 		);
 		expect(`${result.stdout}\n${result.stderr}`).not.toContain(revoking.apiKey);
 	});

@@ -6,7 +6,7 @@ import {
 	checkBaseUrl,
 	isLoopbackHost,
 	normalizeBaseUrl,
-	plainHttpProblem,
+	addressProblem,
 	requestTarget,
 	resolveBaseUrl,
 } from '../../nodes/InvoiceService/helpers/baseUrl';
@@ -71,7 +71,9 @@ describe('normalizeBaseUrl', () => {
 	it.each(REFUSED)('refuses %j, naming the Base URL', (input, words) => {
 		const reading = normalizeBaseUrl(input);
 		expect(reading).toEqual({ problem: expect.stringMatching(words) });
-		expect((reading as { problem: string }).problem).toContain(`The Base URL "${input.trim()}"`);
+		// Quoted without a query or fragment, which may carry a token.
+		const shown = input.trim().replace(/[?#].*$/, '');
+		expect((reading as { problem: string }).problem).toContain(`The Base URL "${shown}"`);
 	});
 
 	it('never repeats a query string, which may carry a token, in a refusal', () => {
@@ -187,7 +189,7 @@ describe('resolveBaseUrl', () => {
 
 // The credential's authenticate runs this on every request before the key is attached, the Test button's
 // included (issue 35: the Test sent the key over plain http to another host).
-describe('plainHttpProblem: no key over plain http to another host', () => {
+describe('addressProblem: no key over plain http to another host', () => {
 	const OFF = { allowHttp: false };
 	const LAN = 'http://invoice-lan.test:8787/api/1.1/wf';
 
@@ -201,14 +203,14 @@ describe('plainHttpProblem: no key over plain http to another host', () => {
 		['a host that only starts like loopback', { url: 'http://127.0.0.1.example.com/x' }],
 		['a private address', { url: 'http://192.168.1.20/api/1.1/wf' }],
 	])('refuses %s, naming the host and "Allow Plain HTTP"', (_name, request) => {
-		const problem = plainHttpProblem(request, OFF);
+		const problem = addressProblem(request, OFF);
 		expect(problem).toMatch(
 			/^The Base URL uses plain http:\/\/, which would send the API key unencrypted to .+\. Use https:\/\/, or turn on "Allow Plain HTTP" in the credential/,
 		);
 	});
 
 	it('names the host with its port', () => {
-		expect(plainHttpProblem({ baseURL: LAN, url: '/create-customer' }, OFF)).toContain(
+		expect(addressProblem({ baseURL: LAN, url: '/create-customer' }, OFF)).toContain(
 			'unencrypted to invoice-lan.test:8787.',
 		);
 	});
@@ -223,12 +225,12 @@ describe('plainHttpProblem: no key over plain http to another host', () => {
 		['no address at all', {}],
 		['an address that does not parse (nothing can be sent to it)', { url: '/create-customer' }],
 	])('lets %s through', (_name, request) => {
-		expect(plainHttpProblem(request, OFF)).toBeNull();
+		expect(addressProblem(request, OFF)).toBeNull();
 	});
 
 	it('lets plain http to another host through when "Allow Plain HTTP" is on', () => {
 		expect(
-			plainHttpProblem({ baseURL: LAN, url: '/create-customer' }, { allowHttp: true }),
+			addressProblem({ baseURL: LAN, url: '/create-customer' }, { allowHttp: true }),
 		).toBeNull();
 	});
 
@@ -272,5 +274,38 @@ describe("the credential's authenticate refuses plain http to another host", () 
 	])('sets the Bearer header with %s', async (_name, switches, options) => {
 		const sent = await credential.authenticate({ apiKey: KEY, ...switches }, { ...options });
 		expect(sent.headers?.Authorization).toBe(`Bearer ${KEY}`);
+	});
+});
+
+describe('a user name or password in the Base URL', () => {
+	const withSecret = 'https://invoice-admin:pa55-w0rd@app.example.com/api/1.1/wf';
+
+	it('is refused by the node, naming the Base URL without the secret', () => {
+		const reading = resolveBaseUrl(withSecret, { allowHttp: false });
+		expect(reading).toEqual({
+			problem: expect.stringMatching(
+				/^The Base URL "https:\/\/app\.example\.com\/api\/1\.1\/wf" contains a user name or password/,
+			),
+		});
+		expect(JSON.stringify(reading)).not.toMatch(/pa55|invoice-admin/);
+	});
+
+	it('is refused before the key is attached (the Test button and every request)', () => {
+		const problem = addressProblem(
+			{ baseURL: withSecret, url: '/create-customer' },
+			{ allowHttp: true },
+		);
+		expect(problem).toMatch(/contains a user name or password/);
+		expect(problem).not.toMatch(/pa55|invoice-admin/);
+	});
+
+	it('never shows in another refusal either', () => {
+		const reading = normalizeBaseUrl(
+			'https://admin:pa55-w0rd@app.example.com/api/1.1/obj/invoice?api_token=t0ken',
+		);
+		expect(JSON.stringify(reading)).not.toMatch(/pa55|admin|t0ken/);
+		expect(reading).toEqual({
+			problem: expect.stringContaining('"https://app.example.com/api/1.1/obj/invoice" points to'),
+		});
 	});
 });

@@ -1,13 +1,14 @@
+import { httpFailure, unexpectedAnswer } from '../../nodes/InvoiceService/transport/answerFailures';
 import {
 	createdButNoPdf,
 	deadlineFailure,
 	downloadDeadlineFailure,
 	fileTooLarge,
-	findErrorCode,
-	httpFailure,
-	networkFailure,
-	unexpectedAnswer,
 } from '../../nodes/InvoiceService/transport/errors';
+import {
+	findErrorCode,
+	networkFailure,
+} from '../../nodes/InvoiceService/transport/networkFailures';
 import { mayHaveActed, nodeApiError } from '../../nodes/InvoiceService/transport/nodeError';
 
 const call = {
@@ -75,9 +76,10 @@ describe('networkFailure', () => {
 			message:
 				'Cannot reach the service at app.example.com (connection refused): check the Base URL and that the service is up',
 		});
-		expect(networkFailure('ENOTFOUND', 'getaddrinfo', call)).toMatchObject({
+		expect(networkFailure('EAI_AGAIN', 'getaddrinfo EAI_AGAIN', call)).toMatchObject({
 			retryable: true,
-			message: 'Cannot find the host app.example.com: check the Base URL in the credential',
+			message:
+				'The host app.example.com could not be looked up just now (DNS: EAI_AGAIN): nothing was sent',
 		});
 		// Retryable, but nobody said "slow down": nobody else pauses for it.
 		expect(networkFailure('ECONNREFUSED', 'connect ECONNREFUSED', call).slowDown).toBeUndefined();
@@ -178,5 +180,57 @@ describe('"may have acted" is a property of the error', () => {
 		expect(mayHaveActed(refused)).toBe(false);
 		expect(mayHaveActed(new Error('x'))).toBe(false);
 		expect(mayHaveActed(undefined)).toBe(false);
+	});
+});
+
+describe('findErrorCode: what never left, whoever wrapped the error', () => {
+	it.each([
+		[{ code: 'CERT_HAS_EXPIRED' }, 'CERT_HAS_EXPIRED'],
+		[
+			{ message: 'wrapped', cause: { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' } },
+			'DEPTH_ZERO_SELF_SIGNED_CERT',
+		],
+		// n8n 1.x: its sentence replaces the message, the original text stays in `messages`, the code is gone.
+		[
+			{
+				message: 'The service refused the connection - perhaps it is offline',
+				messages: ['connect ECONNREFUSED 127.0.0.1:9'],
+			},
+			'ECONNREFUSED',
+		],
+		[
+			{
+				message:
+					'The connection cannot be established, this usually occurs due to an incorrect host (domain) value',
+			},
+			'ENOTFOUND',
+		],
+		[{ message: 'x', messages: ['getaddrinfo ENOTFOUND no-such-app.invalid'] }, 'ENOTFOUND'],
+		[{ message: 'certificate has expired' }, 'CERT_HAS_EXPIRED'],
+		[{ message: 'self-signed certificate' }, 'DEPTH_ZERO_SELF_SIGNED_CERT'],
+		[{ message: 'unable to verify the first certificate' }, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE'],
+		[
+			{
+				message:
+					"Hostname/IP does not match certificate's altnames: IP: 127.0.0.1 is not in the cert's list: ",
+			},
+			'ERR_TLS_CERT_ALTNAME_INVALID',
+		],
+		[{ message: 'socket hang up' }, undefined],
+	])('%j → %s', (error, code) => {
+		expect(findErrorCode(error)).toBe(code);
+	});
+
+	it('a certificate refused never sends, never retries, and ends sending for the run', () => {
+		const failure = networkFailure('ERR_TLS_CERT_ALTNAME_INVALID', 'mismatch', call);
+		expect(failure).toMatchObject({
+			retryable: false,
+			message:
+				'The secure connection to app.example.com was refused: the certificate presented at app.example.com is for another name. Nothing was sent',
+		});
+		expect(failure.serviceMayHaveActed).toBeUndefined();
+		expect(failure.laterItems?.message).toMatch(
+			/^Not sent: the secure connection to app\.example\.com/,
+		);
 	});
 });

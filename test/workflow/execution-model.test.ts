@@ -139,7 +139,7 @@ describe('a refused key ends sending for the run', () => {
 		expect(hints).toContainEqual(
 			expect.stringMatching(
 				new RegExp(
-					`^The service refused the API key \\(HTTP 401\\): ${40 - received()} item\\(s\\) were not sent after that`,
+					`^${40 - received()} item\\(s\\) were not sent: the service refused the API key earlier in this run \\(HTTP 401\\)`,
 				),
 			),
 		);

@@ -1,3 +1,5 @@
+import { shownUrl } from './shownUrl';
+
 /** The path every workflow endpoint of the service lives under (a Bubble app's workflow API). */
 export const API_PATH = '/api/1.1/wf';
 
@@ -54,8 +56,22 @@ export const BASE_URL_STEPS: readonly BaseUrlStep[] = [
 /** What the Base URL means, or why it is refused (a sentence naming the Base URL). */
 export type BaseUrlReading = { url: string } | { problem: string };
 
+/**
+ * What was entered, as a refusal quotes it: without a user name, password, query or fragment, which may hold
+ * secrets (a password, Bubble's api_token). A pattern, not `shownUrl`, because the Test button's expression
+ * (`baseUrlExpression`) must do the same with what an expression can run.
+ */
+const SECRETS_OF_ENTERED: readonly [RegExp, string][] = [
+	[/^(\s*[a-z][a-z\d+.-]*:\/\/)[^/?#]*@/i, '$1'],
+	[/[?#][^]*$/, ''],
+];
+
 function refusal(entered: string, reason: string): string {
-	return `The Base URL "${entered}" ${reason}`;
+	const shown = SECRETS_OF_ENTERED.reduce(
+		(text, [pattern, by]) => text.replace(pattern, by),
+		entered,
+	);
+	return `The Base URL "${shown.trim()}" ${reason}`;
 }
 
 /**
@@ -84,7 +100,10 @@ export function baseUrlExpression(source: string): string {
 			? `url = url.replace(${String(step.pattern)}, ${JSON.stringify(step.replacement)});`
 			: `if (${String(step.pattern)}.test(url)) throw new Error(${JSON.stringify('The Base URL "')} + entered + ${JSON.stringify(`" ${step.refuse}`)});`,
 	);
-	return `(() => { const entered = String(${source} ?? "").trim(); let url = String(${source} ?? ""); ${steps.join(' ')} return url; })()`;
+	const shown = SECRETS_OF_ENTERED.map(
+		([pattern, by]) => `.replace(${String(pattern)}, ${JSON.stringify(by)})`,
+	).join('');
+	return `(() => { const entered = String(${source} ?? "")${shown}.trim(); let url = String(${source} ?? ""); ${steps.join(' ')} return url; })()`;
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '[::1]', '::1']);
@@ -111,12 +130,21 @@ export function checkBaseUrl(baseUrl: string, { allowHttp }: HttpAllowed): strin
 	} catch {
 		return `The Base URL "${baseUrl}" is not a valid URL. It should look like https://your-app.bubbleapps.io/api/1.1/wf`;
 	}
+	if (url.username || url.password) return userinfoRefusal(url);
 	if (url.protocol === 'https:') return null;
 	if (url.protocol !== 'http:') {
 		return `The Base URL must start with https:// (got "${url.protocol}")`;
 	}
 	if (allowHttp || isLoopbackHost(url.hostname)) return null;
 	return plainHttpRefusal(url.host);
+}
+
+/**
+ * A user name or password in the Base URL: the HTTP client would send them as Basic credentials in place of the
+ * key (the service then answers 401), and they would show wherever the URL is printed. Refused, never shown.
+ */
+function userinfoRefusal(url: URL): string {
+	return `The Base URL "${shownUrl(url.href)}" contains a user name or password (before the "@"): remove it. The node sends only the API Key, as a Bearer header; a user name and password in the address would replace it`;
 }
 
 function plainHttpRefusal(host: string): string {
@@ -148,26 +176,29 @@ export function requestTarget({ url, baseURL, uri }: RequestAddress): string | u
 
 /**
  * The last guard before the key is attached (the credential's `authenticate`, which n8n runs for the Test
- * button and for every request of the node): a request to plain http on a host other than this machine is
- * refused unless "Allow Plain HTTP" is on. The node refuses such a Base URL earlier with the same sentence;
+ * button and for every request of the node): a request whose address carries a user name or password is
+ * refused, and so is one to plain http on a host other than this machine unless "Allow Plain HTTP" is on. The
+ * node refuses such a Base URL earlier with the same sentence;
  * the Test button has no earlier step that can show one. A URL that does not parse is left alone: n8n's
  * client cannot send to it either. Returns the problem (never the key), or `null`.
  */
-export function plainHttpProblem(
-	request: RequestAddress,
-	{ allowHttp }: HttpAllowed,
-): string | null {
+export function addressProblem(request: RequestAddress, { allowHttp }: HttpAllowed): string | null {
+	const url = parsedTarget(request);
+	if (url === undefined) return null;
+	if (url.username || url.password) return userinfoRefusal(url);
 	if (allowHttp) return null;
-	const target = requestTarget(request);
-	if (target === undefined) return null;
-	let url: URL;
-	try {
-		url = new URL(target.trim());
-	} catch {
-		return null;
-	}
 	if (url.protocol !== 'http:' || isLoopbackHost(url.hostname)) return null;
 	return plainHttpRefusal(url.host);
+}
+
+function parsedTarget(request: RequestAddress): URL | undefined {
+	const target = requestTarget(request);
+	if (target === undefined) return undefined;
+	try {
+		return new URL(target.trim());
+	} catch {
+		return undefined;
+	}
 }
 
 /** The Base URL the node calls, or the one problem that keeps it from being used. */

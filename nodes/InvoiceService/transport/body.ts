@@ -3,15 +3,10 @@
  * body is streamed from the socket and never held past its limit, so a page that never ends (a broken proxy, an
  * app streaming a log) costs the limit, not n8n's memory.
  */
+import { answerTooLarge, isRedirect, redirectFailure } from './answerFailures';
 import type { RawResponse, Sent } from './envelope';
-import {
-	answerTooLarge,
-	type Attempt,
-	type CallContext,
-	cancelledFailure,
-	deadlineFailure,
-	noAnswerFailure,
-} from './errors';
+import { type Attempt, type CallContext, cancelledFailure, deadlineFailure } from './errors';
+import { noAnswerFailure } from './networkFailures';
 
 /**
  * The most the node reads of any answer to a create (2xx, 4xx or 5xx, with or without a Content-Length). The
@@ -99,13 +94,19 @@ function isStream(body: unknown): body is DestroyableStream {
 /**
  * One create's answer, read whole within MAX_ANSWER_BYTES, ready for the envelope; or how reading it failed. The
  * request reached the service whichever way the body ends, so every failure here is an unknown outcome: cut by
- * the deadline, stopped by the user, broken, or larger than any answer of the service.
+ * the deadline, stopped by the user, broken, or larger than any answer of the service. A redirect is the one
+ * exception, refused unread: the service does not act on a request it redirects.
  */
 export async function receiveAnswer(
 	sent: Extract<Sent, { raw: RawResponse }>,
 	{ call, timeoutMs }: { call: CallContext; timeoutMs: number },
 ): Promise<Attempt<RawResponse>> {
 	const { raw } = sent;
+	if (isRedirect(raw.statusCode)) {
+		sent.abort?.();
+		discard(raw.body);
+		return { ok: false, failure: redirectFailure(raw.statusCode, raw.headers?.location, call) };
+	}
 	const abortable = sent.abort !== undefined;
 	const body = await readAtMost(raw, MAX_ANSWER_BYTES, sent.signal, { abortable });
 	if ('data' in body) return { ok: true, value: { ...raw, body: body.data } };

@@ -3,17 +3,20 @@
  * size limit, never a socket left open), and what counts as a PDF. The request itself goes through the client's
  * one door (request.ts), which also decides what is retried.
  */
+import { clip } from '../helpers/clip';
+import { hasUserinfo, shownUrl } from '../helpers/shownUrl';
 import { discard, readAtMost } from './body';
 import type { Sent } from './envelope';
+import { httpFailure } from './answerFailures';
 import {
 	type Attempt,
 	type CallContext,
 	downloadDeadlineFailure,
 	type Failure,
 	fileTooLarge,
-	httpFailure,
-	noAnswerFailure,
+	MAX_QUOTED_CHARS,
 } from './errors';
+import { noAnswerFailure } from './networkFailures';
 
 export interface PdfDownload {
 	/** The invoice that was created: every failure of the download says it exists. */
@@ -30,14 +33,24 @@ export interface PdfFile {
 	contentType?: string;
 }
 
-/** Whether the service's download_url is something to fetch at all (http or https). */
+/**
+ * Whether the service's download_url is something to fetch at all: http or https, without a user name or
+ * password (the HTTP client would send those as Basic credentials, in place of the key on the service's own host).
+ */
 export function isFetchable(url: unknown): url is string {
-	return typeof url === 'string' && /^https?:\/\//i.test(url);
+	return typeof url === 'string' && /^https?:\/\//i.test(url) && !hasUserinfo(url);
 }
 
-/** The failure of a download_url that is not one (`isFetchable` said no). */
+/** The failure of a download_url that is not one (`isFetchable` said no); a secret in it is never shown. */
 export function unusableUrl(url: unknown): Failure {
-	const given = JSON.stringify(url ?? null);
+	if (typeof url === 'string' && hasUserinfo(url)) {
+		return {
+			retryable: false,
+			message: `the service's download_url carries a user name or password (${shownUrl(url)}), which the node never sends`,
+			description: 'Have the app give a download_url without credentials in it.',
+		};
+	}
+	const given = clip(JSON.stringify(url ?? null), MAX_QUOTED_CHARS);
 	return { retryable: false, message: `the service gave no usable download_url (got ${given})` };
 }
 

@@ -9,6 +9,7 @@ import { NodeApiError, sleep } from 'n8n-workflow';
 
 import { readApiKey } from '../helpers/apiKey';
 import { resolveBaseUrl } from '../helpers/baseUrl';
+import { shownUrl } from '../helpers/shownUrl';
 import { receiveAnswer } from './body';
 import {
 	isFetchable,
@@ -20,6 +21,7 @@ import {
 } from './download';
 import { Deadlines } from './deadlines';
 import { interpretResponse, type RawResponse, type Sent } from './envelope';
+import { httpFailure, unexpectedAnswer } from './answerFailures';
 import {
 	type Attempt,
 	type CallContext,
@@ -27,12 +29,8 @@ import {
 	createdButNoPdf,
 	deadlineFailure,
 	type Failure,
-	findErrorCode,
-	httpFailure,
-	keyRefusedEarlier,
-	noAnswerFailure,
-	unexpectedAnswer,
 } from './errors';
+import { findErrorCode, noAnswerFailure } from './networkFailures';
 import { credentialProblem, type FailedItem, nodeApiError } from './nodeError';
 import { RunLog } from './runLog';
 import { backoffMs, serviceIdentity, servicePace } from './pace';
@@ -69,8 +67,11 @@ export interface PostOptions {
  * Nothing above this module knows about HTTP status codes.
  */
 export class ServiceClient {
-	/** Set by the first 401 of the run: from then on nothing more is sent with this key. */
-	private keyRefused = false;
+	/**
+	 * Set by the first failure of a service call that no later item can escape (the key refused, the host not
+	 * found, its certificate refused): from then on nothing more is sent in this run, and each item gets this.
+	 */
+	private laterItems: Failure | undefined;
 	private readonly deadlines: Deadlines;
 	/** The context the helper is called on for the latest signal (see `authenticated`). */
 	private view: { signal: AbortSignal; context: IExecuteFunctions } | undefined;
@@ -112,7 +113,7 @@ export class ServiceClient {
 		{ itemIndex, requiredField, conflictMessage }: PostOptions,
 	): Promise<IDataObject> {
 		const url = `${this.baseUrl}/${endpoint}`;
-		const call: CallContext = { endpoint, url, conflictMessage };
+		const call: CallContext = { endpoint, url: shownUrl(url), conflictMessage };
 		const request: IHttpRequestOptions = {
 			method: 'POST',
 			url,
@@ -123,6 +124,8 @@ export class ServiceClient {
 			timeout: this.deadlines.helperTimeoutMs,
 			returnFullResponse: true,
 			ignoreHttpStatusErrors: true,
+			// A redirect is an answer here, never followed (answerFailures.ts `redirectFailure`).
+			disableFollowRedirect: true,
 			sendCredentialsOnCrossOriginRedirect: false,
 		};
 		return await this.withRetries(call, { itemIndex, serviceCall: true }, async () => {
@@ -160,7 +163,7 @@ export class ServiceClient {
 	 * without it. Every failure says that the invoice exists, formatted once here, with the HTTP code kept.
 	 */
 	async downloadPdf({ invoiceId, url, itemIndex, maxBytes }: PdfDownload): Promise<PdfFile> {
-		const call: CallContext = { endpoint: 'the PDF download', url: String(url) };
+		const call: CallContext = { endpoint: 'the PDF download', url: shownUrl(String(url)) };
 		const asCreated = (failure: Failure) => createdButNoPdf(failure, invoiceId);
 		if (!isFetchable(url)) throw this.toError(asCreated(unusableUrl(url)), { itemIndex });
 		const request: IHttpRequestOptions = {
@@ -186,7 +189,7 @@ export class ServiceClient {
 			});
 			return await receiveFile(sent, limits);
 		});
-		const wrong = notAPdf(file, url);
+		const wrong = notAPdf(file, call.url);
 		if (wrong) throw this.toError(asCreated(wrong), { itemIndex });
 		return file;
 	}
@@ -290,13 +293,13 @@ export class ServiceClient {
 	): Promise<T> {
 		let waitedMs = 0;
 		for (let attemptNo = 0; ; attemptNo++) {
-			if (this.keyRefused) throw this.notSentKeyRefused(itemIndex, finalize);
+			if (this.laterItems) throw this.notSent(this.laterItems, itemIndex, finalize);
 			const queuedAt = Date.now();
 			const turn = serviceCall ? await servicePace.turn(this.service) : undefined;
 			// Only a request that waited in the queue was held back: one let go at once may still see the clock tick.
 			if (turn?.queued) this.log.heldBack(turn.at - queuedAt);
-			// The key may have been refused to another item while this one waited for its turn.
-			if (this.keyRefused) throw this.notSentKeyRefused(itemIndex, finalize);
+			// Another item may have met such a failure while this one waited for its turn.
+			if (this.laterItems) throw this.notSent(this.laterItems, itemIndex, finalize);
 			const outcome = await attempt();
 			const slowDown = !outcome.ok && outcome.failure.slowDown === true;
 			if (serviceCall && !slowDown && (outcome.ok || outcome.failure.httpCode !== undefined)) {
@@ -304,8 +307,9 @@ export class ServiceClient {
 			}
 			if (outcome.ok) return outcome.value;
 			const result = outcome.failure;
-			// A 401 from the service's workflow API is about the key; one from a file host is not.
-			if (serviceCall && result.httpCode === 401) this.keyRefused = true;
+			// Only the service's own calls speak for the rest of the run: a 401 or a missing host of a file host
+			// (the PDF's) says nothing about the service.
+			if (serviceCall && result.laterItems) this.laterItems ??= result.laterItems;
 
 			const delayMs = Math.max(result.retryAfterMs ?? backoffMs(attemptNo), MIN_RETRY_WAIT_MS);
 			// A service that says "slow down" means it for everybody using this key, not just this request, and
@@ -330,12 +334,13 @@ export class ServiceClient {
 		}
 	}
 
-	private notSentKeyRefused(
+	private notSent(
+		laterItems: Failure,
 		itemIndex: number,
 		finalize: (failure: Failure) => Failure,
 	): NodeApiError {
-		this.log.keyRefusedNotSent();
-		return this.toError(finalize(keyRefusedEarlier()), { itemIndex });
+		this.log.notSentAfter(laterItems);
+		return this.toError(finalize(laterItems), { itemIndex });
 	}
 
 	private toError(failure: Failure, item: FailedItem): NodeApiError {

@@ -13,7 +13,8 @@ export class RunLog {
 	private retries = 0;
 	private totalWaitMs = 0;
 	private held = { requests: 0, ms: 0 };
-	private notSentKeyRefused = 0;
+	/** Items not sent because an earlier one showed none could be, by what they were told. */
+	private notSent = new Map<string, number>();
 
 	constructor(
 		private readonly logger: Logger,
@@ -58,9 +59,9 @@ export class RunLog {
 		this.held.ms += ms;
 	}
 
-	/** An item was not sent because the service had refused the API key earlier in the run. */
-	keyRefusedNotSent(): void {
-		this.notSentKeyRefused++;
+	/** An item was not sent because an earlier one showed that none could be (`Failure.laterItems`). */
+	notSentAfter(laterItems: Failure): void {
+		this.notSent.set(laterItems.message, (this.notSent.get(laterItems.message) ?? 0) + 1);
 	}
 
 	/** What the run did that a user should see beside its output (n8n execution hints), one line each. */
@@ -76,10 +77,8 @@ export class RunLog {
 				`${this.held.requests} request(s) were held back ${seconds(this.held.ms)} in total to stay under the service's rate limit (shared with other executions using the same key).`,
 			);
 		}
-		if (this.notSentKeyRefused > 0) {
-			hints.push(
-				`The service refused the API key (HTTP 401): ${this.notSentKeyRefused} item(s) were not sent after that. Check the API key in the credential.`,
-			);
+		for (const [message, count] of this.notSent) {
+			hints.push(`${count} item(s) were not sent: ${message.replace(/^Not sent: /, '')}.`);
 		}
 		return hints;
 	}
