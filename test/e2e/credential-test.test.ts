@@ -23,6 +23,7 @@ import {
 	type N8nServer,
 	type WorkflowResult,
 } from '../../tools/n8n';
+import { redirectTo, startRecordingServer } from '../support/way-to-service';
 
 const MINUTE = 60_000;
 /**
@@ -249,6 +250,42 @@ describe.each(N8N_VERSIONS)('credential Test button in a real n8n %s', (version)
 		expect(nodeOutput(lanRun.run, 'Create customer', 0)).toEqual([]);
 		expect(lanRunRequests).toBe(0);
 		expect(`${lanRun.stdout}\n${lanRun.stderr}`).not.toContain(plain.apiKey);
+	});
+
+	test(
+		exactStatuses
+			? 'a Base URL that redirects fails with the redirect message; the redirect is not followed'
+			: 'n8n 1.x: a redirect is accepted by the Test button (documented limit), but not followed',
+		async () => {
+			const target = await startRecordingServer();
+			const redirecting = await startRecordingServer(
+				redirectTo(301, `${target.origin}/api/1.1/wf/create-customer`),
+			);
+			try {
+				const r = await check('redirect', { baseUrl: redirecting.origin, apiKey: plain.apiKey });
+				if (exactStatuses) {
+					expect(r.status).toBe('Error');
+					expect(r.message).toMatch(/^The Base URL answers with a redirect \(HTTP 301\)/);
+				} else {
+					expect(r.status).toBe('OK');
+				}
+				expect(redirecting.received).toHaveLength(1);
+				expect(target.received).toEqual([]);
+			} finally {
+				await Promise.all([target.close(), redirecting.close()]);
+			}
+		},
+	);
+
+	test('a user name and password in the Base URL fail the Test with the sentence, never shown, nothing sent', async () => {
+		const before = plain.stats().requests.total;
+		const baseUrl = plain.rootUrl.replace('://', '://invoice-admin:pa55-w0rd@');
+		const r = await check('userinfo', { baseUrl, apiKey: plain.apiKey });
+		expect(r).toEqual({
+			status: 'Error',
+			message: `The Base URL "${plain.rootUrl}/api/1.1/wf/create-customer" contains a user name or password (before the "@"): remove it. The node sends only the API Key, as a Bearer header; a user name and password in the address would replace it`,
+		});
+		expect(plain.stats().requests.total).toBe(before);
 	});
 
 	test('testing creates nothing on the service', () => {
