@@ -226,11 +226,11 @@ describe('findErrorCode: what never left, whoever wrapped the error', () => {
 		expect(failure).toMatchObject({
 			retryable: false,
 			message:
-				'The secure connection to app.example.com was refused: the certificate presented at app.example.com is for another name. Nothing was sent',
+				'The certificate of app.example.com is for another name: no secure connection was made, nothing was sent',
 		});
 		expect(failure.serviceMayHaveActed).toBeUndefined();
 		expect(failure.laterItems?.message).toMatch(
-			/^Not sent: the secure connection to app\.example\.com/,
+			/^Not sent: the certificate of app\.example\.com is for another name/,
 		);
 	});
 });

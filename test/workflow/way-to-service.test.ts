@@ -1,8 +1,11 @@
 // The way from n8n to the service (issue 43), in-process against real local servers (not nock: the failures
 // are the network's own): a redirect of a create is never followed and names its target; a refused port, a
 // host that does not exist and a certificate the machine does not trust are each said for what they are,
-// never an unknown outcome; a password in the Base URL is refused and never printed. Each test shows what the
-// servers received. test/e2e/way-to-service.test.ts runs the same in a real n8n, both majors.
+// never an unknown outcome, while a private CA once trusted works; a password in the Base URL is refused and
+// never printed. Each test shows what the servers received. test/e2e/way-to-service.test.ts runs the same in a real n8n, both majors.
+import { readFileSync } from 'node:fs';
+import * as tls from 'node:tls';
+
 import nock from 'nock';
 
 import { type RunResult } from '../support/harness/run-node';
@@ -14,6 +17,7 @@ import {
 } from '../support/invoice-service';
 import {
 	API,
+	CA_FILE,
 	REDIRECT_STATUSES,
 	type Certificate,
 	type RecordingServer,
@@ -173,15 +177,9 @@ describe('a request that never left', () => {
 	});
 
 	test.each<[Certificate, RegExp]>([
-		[
-			'self',
-			/the certificate of 127\.0\.0\.1:\d+ is not from an authority this machine trusts \(it is self-signed\)/,
-		],
-		[
-			'leaf',
-			/the certificate of 127\.0\.0\.1:\d+ is not from an authority this machine trusts \(its issuer is unknown here\)/,
-		],
-		['expired', /the certificate of 127\.0\.0\.1:\d+ has expired/],
+		['self', /is not from an authority this machine trusts \(it is self-signed\)/],
+		['leaf', /is not from an authority this machine trusts \(its issuer is unknown here\)/],
+		['expired', /has expired/],
 	])(
 		'a certificate refused (%s): named, nothing sent, no retry, the other items not sent',
 		async (certificate, words) => {
@@ -190,7 +188,7 @@ describe('a request that never left', () => {
 			const errors = errorsOf(result);
 			expect(errors[0].message).toMatch(
 				new RegExp(
-					`^The secure connection to 127\\.0\\.0\\.1:\\d+ was refused: ${words.source}\\. Nothing was sent$`,
+					`^The certificate of 127\\.0\\.0\\.1:\\d+ ${words.source}: no secure connection was made, nothing was sent$`,
 				),
 			);
 			expect(errors[0].description).toMatch(/before any data was sent/);
@@ -200,15 +198,51 @@ describe('a request that never left', () => {
 			}
 			expect(errors.slice(1).map(({ message }) => message)).toEqual([
 				expect.stringMatching(
-					/^Not sent: the secure connection to .* \(found on an earlier item of this run\)$/,
+					/^Not sent: the certificate of .* \(found on an earlier item of this run\)$/,
 				),
-				expect.stringMatching(/^Not sent: the secure connection to /),
+				expect.stringMatching(/^Not sent: the certificate of /),
 			]);
 			expect(service.received).toEqual([]);
 			expect(service.connections()).toBe(1);
 			expectCertainlyNotCreated(result);
 		},
 	);
+});
+
+describe('a private CA this machine trusts (as NODE_EXTRA_CA_CERTS makes it)', () => {
+	// tls.setDefaultCACertificates is what NODE_EXTRA_CA_CERTS amounts to, for this process only, undone after.
+	const defaults = tls.getCACertificates('default');
+	beforeAll(() => tls.setDefaultCACertificates([...defaults, readFileSync(CA_FILE, 'utf8')]));
+	afterAll(() => tls.setDefaultCACertificates(defaults));
+
+	test('a certificate it issued works: the customers are created, with the key', async () => {
+		const service = await server(undefined, { certificate: 'leaf' });
+		const result = await createCustomers(`${service.origin}${API}`, PEOPLE.slice(0, 2));
+		expect(errorsOf(result)).toEqual([]);
+		expect(result.outputs[0].map((item) => item.json.email)).toEqual([
+			'way1@example.com',
+			'way2@example.com',
+		]);
+		expect(service.received.map(({ authorization }) => authorization)).toEqual([
+			`Bearer ${WAY_KEY}`,
+			`Bearer ${WAY_KEY}`,
+		]);
+	});
+
+	test.each<[Certificate, string]>([
+		['other', 'is for another name'],
+		['expired', 'has expired'],
+	])('its certificate %s is still refused: %s, nothing sent', async (certificate, words) => {
+		const service = await server(undefined, { certificate });
+		const result = await createCustomers(`${service.origin}${API}`, PEOPLE.slice(0, 1));
+		expect(errorsOf(result)[0].message).toMatch(
+			new RegExp(
+				`^The certificate of 127\\.0\\.0\\.1:\\d+ ${words}: no secure connection was made`,
+			),
+		);
+		expect(service.received).toEqual([]);
+		expectCertainlyNotCreated(result);
+	});
 });
 
 describe('a secret in the Base URL', () => {

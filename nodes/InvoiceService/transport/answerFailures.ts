@@ -203,7 +203,7 @@ export function redirectFailure(httpCode: number, location: unknown, call: CallC
 	}
 	const reading = normalizeBaseUrl(shownUrl(target));
 	const newBase =
-		'url' in reading && reading.url !== shownUrl(call.url).replace(/\/[^/]*$/, '')
+		'url' in reading && reading.url !== call.url.replace(/\/[^/]*$/, '')
 			? ` If that is the service's new address, set the Base URL in the credential to ${reading.url} and run the item again.`
 			: ' Set the Base URL in the credential to the address the service answers at (the node never follows a redirect of a create).';
 	return {

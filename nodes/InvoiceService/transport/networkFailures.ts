@@ -121,34 +121,31 @@ const TRUST_A_PRIVATE_CA =
 function certificateFailure(code: string, fault: CertificateFault, host: string): Failure {
 	const words: Record<CertificateFault, [string, string]> = {
 		untrusted: [
-			`the certificate of ${host} is not from an authority this machine trusts (${code === 'DEPTH_ZERO_SELF_SIGNED_CERT' ? 'it is self-signed' : 'its issuer is unknown here'})`,
+			`is not from an authority this machine trusts (${code === 'DEPTH_ZERO_SELF_SIGNED_CERT' ? 'it is self-signed' : 'its issuer is unknown here'})`,
 			TRUST_A_PRIVATE_CA,
 		],
 		expired: [
-			`the certificate of ${host} has expired`,
+			'has expired',
 			"The service's certificate must be renewed by whoever runs it; until then nothing can be sent safely.",
 		],
 		'not yet valid': [
-			`the certificate of ${host} is not valid yet`,
+			'is not valid yet',
 			"Check this machine's clock, or ask whoever runs the service about its certificate.",
 		],
 		name: [
-			`the certificate presented at ${host} is for another name`,
+			'is for another name',
 			'Check the Base URL: use the host name the certificate is for (the one the service is published under), not an IP address or another alias.',
 		],
-		revoked: [
-			`the certificate of ${host} has been revoked`,
-			'Ask whoever runs the service for a valid certificate.',
-		],
+		revoked: ['has been revoked', 'Ask whoever runs the service for a valid certificate.'],
 		invalid: [
-			`the certificate of ${host} was refused`,
+			'was refused',
 			`Ask whoever runs the service about its certificate. ${TRUST_A_PRIVATE_CA}`,
 		],
 	};
 	const [what, fix] = words[fault];
 	return endingTheRun({
 		retryable: false,
-		message: `The secure connection to ${host} was refused: ${what}. Nothing was sent`,
+		message: `The certificate of ${host} ${what}: no secure connection was made, nothing was sent`,
 		description: `TLS certificate check failed (${code}) before any data was sent. ${fix}`,
 	});
 }

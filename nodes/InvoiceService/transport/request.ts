@@ -137,7 +137,8 @@ export class ServiceClient {
 			});
 			if ('error' in sent) {
 				// Cut by the deadline or a Stop, or broken after it reached the service: it may have acted, so it is
-				// never sent again. Only a request that surely never arrived (refused, no such host) is retried.
+				// never sent again. Only a request that surely never arrived, and may yet (a refused connection, a
+				// DNS failure that may pass), is retried.
 				const failure = sent.cancelled
 					? cancelledFailure(call)
 					: sent.deadlineHit
