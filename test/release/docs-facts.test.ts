@@ -11,6 +11,7 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { InvoiceServiceApi } from '../../credentials/InvoiceServiceApi.credentials';
 import { InvoiceService } from '../../nodes/InvoiceService/InvoiceService.node';
+import { READ_ONCE_PER_RUN } from '../../nodes/InvoiceService/actions/common.descriptions';
 import { LISTED } from '../../nodes/InvoiceService/exactlyOnce/runReport';
 import { lockTiming } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
 import { MAX_ANSWER_BYTES } from '../../nodes/InvoiceService/transport/body';
@@ -237,6 +238,29 @@ describe("the options' defaults quoted in the docs", () => {
 				})),
 			),
 		).toEqual([]);
+	});
+
+	test("the options read once per run: each says so, and the README's list names exactly those", () => {
+		const runWide = [
+			...new Set(
+				all
+					.filter((f) => String(f.description ?? '').includes(READ_ONCE_PER_RUN))
+					.map((f) => f.displayName.replace(/ \(.*\)$/, '')),
+			),
+		].sort();
+		expect(runWide).toEqual([
+			'Concurrency',
+			'History Size',
+			'Max Retry Wait',
+			'Resend Unknown Outcomes Of',
+			'Timeout',
+		]);
+		const listed =
+			/((?:[A-Z][A-Za-z ]*, )*[A-Z][A-Za-z ]* and [A-Z][A-Za-z ]*) are read once per run, from the first item/
+				.exec(flat(read('README.md')))?.[1]
+				.split(/, | and /)
+				.sort();
+		expect(listed).toEqual(runWide);
 	});
 
 	test('a switch said to be "Off by default" is off by default', () => {
