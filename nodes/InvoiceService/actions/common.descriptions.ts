@@ -1,7 +1,7 @@
 import type { IDataObject, INodeProperties } from 'n8n-workflow';
 
 import { readResendCodes } from '../exactlyOnce/resendCodes';
-import { FieldError, optionalNumber } from '../helpers/validate';
+import { optionalNumber } from '../helpers/validate';
 import type { ClientOptions } from '../transport/request';
 import type { Operation } from './operation';
 
@@ -119,13 +119,6 @@ export function readNumberOption(
 
 /** The run options as the router uses them, from the Options collection (of the first item). Throws FieldError. */
 export function readRunOptions(options: IDataObject): RunOptions {
-	if (options.resendUnknown === true || options.resendUnknown === 'true') {
-		// The switch of earlier builds, saved on: it resent every later unknown outcome. Refused, not ignored.
-		throw new FieldError(
-			'Resend Unknown Outcomes',
-			'is no longer an option: remove it, and enter the resend code an "outcome unknown" error gives in Options → Resend Unknown Outcomes Of',
-		);
-	}
 	return {
 		concurrency: readNumberOption(options, concurrency, { whole: true }),
 		timeoutMs: readNumberOption(options, timeout),
