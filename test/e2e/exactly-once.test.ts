@@ -225,9 +225,7 @@ describe.each(N8N_VERSIONS)('Exactly once across executions in a real n8n %s', (
 			const description = String(nodeRuns(first.retried.run, INVOICE)[0]?.error?.description);
 			const [code] = resendCodesOf(execution);
 			expect(resendCodesOf(first.retried)).toEqual([code]);
-			expect(description).toContain(
-				`item ${FAILING_LINE - 1} (code ${code})`,
-			);
+			expect(description).toContain(`item ${FAILING_LINE - 1} (code ${code})`);
 
 			await editInvoiceNode(workflowIds.resend, (parameters) => {
 				parameters.options = { ...(parameters.options as object), resendUnknownOf: code };
@@ -323,9 +321,7 @@ describe.each(N8N_VERSIONS)('Exactly once across executions in a real n8n %s', (
 					before === 1 ? [1, 0] : [0, 1],
 				);
 			}
-			expect(hintsOf(retried, INVOICE)).toContain(
-				'The request of item 0, item 1',
-			);
+			expect(hintsOf(retried, INVOICE)).toContain('The request of item 0, item 1');
 		},
 		8 * MINUTE,
 	);

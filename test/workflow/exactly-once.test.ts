@@ -469,9 +469,7 @@ describe('the stop report after Retry On Fail', () => {
 		const result = await runTwoTries();
 		expect(result.status).toBe('error');
 		expect(received.get(1)).toBe(1);
-		expect(String(result.error?.description)).toMatch(
-			/Outcome unknown, not sent again: item 1/,
-		);
+		expect(String(result.error?.description)).toMatch(/Outcome unknown, not sent again: item 1/);
 	});
 });
 
