@@ -3,7 +3,7 @@
 //  2. installs n8n (2.41.1 by default, DEMO_N8N_VERSION to change) into the cache if it is missing,
 //  3. starts the sandbox service with its e-mail outbox in demo-output/,
 //  4. installs the tarball as a community node into a fresh n8n user folder,
-//  5. runs examples/new-customer-invoice-pdf.json with `n8n execute`,
+//  5. runs examples/new-customer-invoice-pdf.json with `n8n execute` (Send Email switched on: the sandbox's outbox),
 //  6. prints the created customer and invoice and writes the PDF next to the .eml in demo-output/.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -57,7 +57,11 @@ async function main() {
 		const workflow = prepareWorkflow(loadExample('new-customer-invoice-pdf.json'), {
 			id: WORKFLOW_ID,
 			credential,
-		});
+		}) as { nodes: Array<{ name: string; parameters: { options?: object } }> };
+		// The example leaves Send Email off (against a real app it would mail a real invoice); the sandbox only
+		// writes the e-mail into demo-output/, so the demo shows it.
+		const invoiceNode = workflow.nodes.find((node) => node.name === 'Create invoice')!;
+		invoiceNode.parameters.options = { ...invoiceNode.parameters.options, sendEmail: true };
 		const batch = await runWorkflows(home, {
 			credentials: [invoiceServiceCredential(credential, sandbox)],
 			workflows: [workflow],

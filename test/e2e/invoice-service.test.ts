@@ -36,6 +36,9 @@ const MINUTE = 60_000;
 
 type Wf = Record<string, unknown> & { nodes: Array<Record<string, unknown>> };
 
+/** An e-mail made unique per run by the examples: `<name>+<execution id or time>@example.com`. */
+const perRun = (name: string) => new RegExp(`^${name.replace('.', '\\.')}\\+\\d+@example\\.com$`);
+
 /** Sets an assignment of an Edit Fields (Set) node in "manual" mode. */
 function setAssignment(wf: Wf, nodeName: string, field: string, value: string): Wf {
 	const node = wf.nodes.find((n) => n.name === nodeName);
@@ -57,8 +60,17 @@ describe.each(N8N_VERSIONS)('Invoice Service node in a real n8n %s', (version) =
 	let plain: Sandbox; // plain JSON answers, the shared sandbox of most workflows
 	let bubble: Sandbox; // Bubble-style envelopes, reached through /version-test/api/1.1/wf
 	let otherOrigin: Sandbox; // PDFs served from another origin
+	let limited: Sandbox; // a rate limit of 4 creates per second (429 beyond it)
 	let outbox: string;
 	let batch: RunWorkflowsResult;
+
+	/** Options → Send Email on in the "Create invoice" node of a copy of the first example. */
+	const sendEmailOn = (wf: Wf): Wf => {
+		const node = wf.nodes.find((n) => n.name === 'Create invoice')!;
+		const parameters = node.parameters as { options: Record<string, unknown> };
+		parameters.options = { ...parameters.options, sendEmail: true };
+		return wf;
+	};
 	let tarball: string;
 
 	const cred = (id: string, name: string, data: Record<string, unknown>): CredentialImport => ({
@@ -75,6 +87,7 @@ describe.each(N8N_VERSIONS)('Invoice Service node in a real n8n %s', (version) =
 		plain = await startSandbox({ outboxDir: outbox });
 		bubble = await startSandbox({ style: 'bubble' });
 		otherOrigin = await startSandbox({ pdfOrigin: 'other' });
+		limited = await startSandbox({ rateLimit: { perSecond: 4, burst: 4 } });
 		home = await createN8nHome(version, tarball);
 
 		const credentials = [
@@ -91,6 +104,10 @@ describe.each(N8N_VERSIONS)('Invoice Service node in a real n8n %s', (version) =
 				baseUrl: otherOrigin.baseUrl,
 				apiKey: otherOrigin.apiKey,
 			}),
+			cred('credLimited00001', 'Sandbox (rate limit)', {
+				baseUrl: limited.rootUrl,
+				apiKey: limited.apiKey,
+			}),
 		];
 		const use = (id: string) => {
 			const c = credentials.find((x) => x.id === id)!;
@@ -99,11 +116,18 @@ describe.each(N8N_VERSIONS)('Invoice Service node in a real n8n %s', (version) =
 		const invoicePdf = loadExample('new-customer-invoice-pdf.json');
 		const workflows = [
 			prepareWorkflow(invoicePdf, { id: 'e2eInvoicePdf', credential: use('credPlain0000001') }),
+			// The same example with Options → Send Email switched on (the example leaves it off).
+			sendEmailOn(
+				prepareWorkflow(invoicePdf, {
+					id: 'e2eSendEmail',
+					credential: use('credPlain0000001'),
+				}) as Wf,
+			),
 			prepareWorkflow(loadExample('customer-error-output.json'), {
 				id: 'e2eErrorOutput',
 				credential: use('credPlain0000001'),
 			}),
-			// The same workflow again: now every e-mail exists, so every item goes to the error output.
+			// The same workflow again: its e-mails are new in each run, so it goes the same way again.
 			prepareWorkflow(loadExample('customer-error-output.json'), {
 				id: 'e2eErrorOutput2',
 				credential: use('credPlain0000001'),
@@ -120,12 +144,16 @@ describe.each(N8N_VERSIONS)('Invoice Service node in a real n8n %s', (version) =
 			),
 			prepareWorkflow(invoicePdf, { id: 'e2eBubble', credential: use('credBubble000001') }),
 			prepareWorkflow(invoicePdf, { id: 'e2eOtherOrigin', credential: use('credOther0000001') }),
+			prepareWorkflow(loadExample('bulk-import-invoices.json'), {
+				id: 'e2eBulkImport',
+				credential: use('credLimited00001'),
+			}),
 		];
 		batch = await runWorkflows(home, { credentials, workflows });
 	}, 25 * MINUTE);
 
 	afterAll(async () => {
-		await Promise.all([plain?.close(), bubble?.close(), otherOrigin?.close()]);
+		await Promise.all([plain?.close(), bubble?.close(), otherOrigin?.close(), limited?.close()]);
 		if (home) removeHome(home);
 		if (outbox) fs.rmSync(outbox, { recursive: true, force: true });
 	});
@@ -153,7 +181,7 @@ describe.each(N8N_VERSIONS)('Invoice Service node in a real n8n %s', (version) =
 		expect(customer).toMatchObject({
 			id: expect.stringMatching(/^cust_\d+$/),
 			name: 'Ada Lovelace',
-			email: 'ada.lovelace@example.com',
+			email: expect.stringMatching(perRun('ada.lovelace')),
 		});
 		const [invoice] = outputJson(r.run, 'Create invoice');
 		expect(invoice).toMatchObject({
@@ -166,7 +194,7 @@ describe.each(N8N_VERSIONS)('Invoice Service node in a real n8n %s', (version) =
 			customerId: customer.id,
 			amount: 100.3,
 			currency: 'EUR',
-			sendEmail: true,
+			sendEmail: false,
 			items: [
 				expect.objectContaining({ description: 'Consulting, November', price: 100.1 }),
 				expect.objectContaining({ description: 'Postage', price: 0.2 }),
@@ -178,7 +206,7 @@ describe.each(N8N_VERSIONS)('Invoice Service node in a real n8n %s', (version) =
 
 	// n8n 2.x keeps binary data on the filesystem by default (<user folder>/.n8n/storage, the folder n8n 3
 	// keeps); 1.x keeps it in memory (inline base64), a mode n8n 3 removes.
-	test('the PDF arrives as binary "data" (application/pdf, inv_<n>.pdf), stored byte for byte as the service serves it, and the e-mail is sent', async () => {
+	test('the PDF arrives as binary "data" (application/pdf, inv_<n>.pdf), stored byte for byte as the service serves it; no e-mail is sent', async () => {
 		const r = batch.results.e2eInvoicePdf;
 		const [item] = nodeOutput(r.run, 'Create invoice');
 		const invoiceId = item.json.invoice_id as string;
@@ -190,24 +218,51 @@ describe.each(N8N_VERSIONS)('Invoice Service node in a real n8n %s', (version) =
 		expect(bytes.equals(Buffer.from(await served.arrayBuffer()))).toBe(true);
 		expect(bytes.subarray(0, 5).toString('latin1')).toBe('%PDF-');
 		expect(bytes.length).toBeGreaterThan(500);
-		const eml = path.join(outbox, `${invoiceId}.eml`);
-		expect(fs.existsSync(eml)).toBe(true);
-		expect(fs.readFileSync(eml, 'utf8')).toContain('ada.lovelace@example.com');
+		expect(fs.existsSync(path.join(outbox, `${invoiceId}.eml`))).toBe(false);
 	});
 
-	test('a duplicate e-mail goes to the error output with the 409 message; the others are created', () => {
-		const r = batch.results.e2eErrorOutput;
-		expect(r.code).toBe(0);
-		const created = outputJson(r.run, 'Create customer', 0);
-		const failed = nodeOutput(r.run, 'Create customer', 1);
-		expect(created.map((c) => c.email).sort()).toEqual([
-			'alan.turing@example.com',
-			'grace.hopper@example.com',
-		]);
-		expect(failed).toHaveLength(1);
-		expect(errorMessage(failed[0])).toBe(
-			'A customer with the e-mail grace.hopper@example.com already exists',
+	test('each run of the first example is a new customer (its e-mail is unique per run): no 409 on the second run', () => {
+		const emails = ['e2eInvoicePdf', 'e2eSendEmail'].map(
+			(id) => outputJson(batch.results[id].run, 'Create customer')[0]?.email,
 		);
+		expect(emails).toEqual([
+			expect.stringMatching(perRun('ada.lovelace')),
+			expect.stringMatching(perRun('ada.lovelace')),
+		]);
+		expect(new Set(emails).size).toBe(2);
+	});
+
+	test('with Send Email on, the service mails the invoice to the customer', () => {
+		const r = batch.results.e2eSendEmail;
+		expect(r.code).toBe(0);
+		const [customer] = outputJson(r.run, 'Create customer');
+		const [invoice] = outputJson(r.run, 'Create invoice');
+		expect(plain.records().invoices.find((i) => i.id === invoice.invoice_id)).toMatchObject({
+			sendEmail: true,
+		});
+		const eml = path.join(outbox, `${invoice.invoice_id as string}.eml`);
+		expect(fs.readFileSync(eml, 'utf8')).toContain(customer.email as string);
+	});
+
+	/** The error-output example's run: the e-mails it created, the one refused, and where the refusal went. */
+	function duplicateRun(id: string) {
+		const r = batch.results[id];
+		expect(r.code).toBe(0);
+		const created = outputJson(r.run, 'Create customer', 0).map((c) => c.email as string);
+		const failed = nodeOutput(r.run, 'Create customer', 1);
+		return { r, created, failed };
+	}
+
+	test('a duplicate e-mail goes to the error output with the 409 message, and on through the 409 branch with its reason; the others are created', () => {
+		const { r, created, failed } = duplicateRun('e2eErrorOutput');
+		expect(created.sort()).toEqual([
+			expect.stringMatching(perRun('alan.turing')),
+			expect.stringMatching(perRun('grace.hopper')),
+		]);
+		const grace = created.find((email) => email.startsWith('grace.'))!;
+		expect(failed).toHaveLength(1);
+		expect(errorMessage(failed[0])).toBe(`A customer with the e-mail ${grace} already exists`);
+		expect((failed[0].json.error as { httpCode?: string }).httpCode).toBe('409');
 		// Items 0 and 2 carry the same e-mail; whichever reached the service second is the one that failed.
 		const failedIndex = (failed[0].pairedItem as { item: number }).item;
 		expect([0, 2]).toContain(failedIndex);
@@ -215,27 +270,23 @@ describe.each(N8N_VERSIONS)('Invoice Service node in a real n8n %s', (version) =
 			(i) => (i.pairedItem as { item: number }).item,
 		);
 		expect(pairedCreated.sort()).toEqual([0, 1, 2].filter((i) => i !== failedIndex));
-		expect(outputJson(r.run, 'Not created (already exists)')).toHaveLength(1);
+		expect(outputJson(r.run, 'Not created (already exists)')).toEqual([
+			{ email: grace, reason: `A customer with the e-mail ${grace} already exists` },
+		]);
+		expect(nodesThatRan(r.run)).not.toContain('Not created (other failure)');
 		expect(outputJson(r.run, 'Created')).toHaveLength(2);
-		expect(plain.stats().customersByEmail['grace.hopper@example.com']).toBe(1);
+		expect(plain.stats().customersByEmail[grace]).toBe(1);
 	});
 
-	test('a second run of the same customers sends every item to the error output', () => {
-		const r = batch.results.e2eErrorOutput2;
-		expect(r.code).toBe(0);
-		expect(nodeOutput(r.run, 'Create customer', 0)).toEqual([]);
-		const failed = nodeOutput(r.run, 'Create customer', 1);
-		expect(failed.map(errorMessage)).toEqual([
-			'A customer with the e-mail grace.hopper@example.com already exists',
-			'A customer with the e-mail alan.turing@example.com already exists',
-			'A customer with the e-mail grace.hopper@example.com already exists',
-		]);
-		expect(failed.map((i) => i.pairedItem)).toEqual([{ item: 0 }, { item: 1 }, { item: 2 }]);
-		expect(nodesThatRan(r.run)).not.toContain('Created');
-		expect(plain.stats().customersByEmail).toMatchObject({
-			'grace.hopper@example.com': 1,
-			'alan.turing@example.com': 1,
-		});
+	test('a second run of the same example makes new e-mails: two created, the duplicate refused again', () => {
+		const first = duplicateRun('e2eErrorOutput');
+		const second = duplicateRun('e2eErrorOutput2');
+		expect(second.created).toHaveLength(2);
+		expect(second.failed).toHaveLength(1);
+		expect(second.created.filter((email) => first.created.includes(email))).toEqual([]);
+		expect(outputJson(second.r.run, 'Not created (already exists)')).toHaveLength(1);
+		for (const email of [...first.created, ...second.created])
+			expect(plain.stats().customersByEmail[email]).toBe(1);
 	});
 
 	test('line items from a JSON expression (lineItemsMode json) become the invoice lines', () => {
@@ -255,6 +306,25 @@ describe.each(N8N_VERSIONS)('Invoice Service node in a real n8n %s', (version) =
 			],
 		});
 		expect(nodeOutput(r.run, 'Create invoice')[0].binary).toBeUndefined();
+	});
+
+	test("the bulk import: 12 rows become 12 customers and 12 invoices at the service's rate limit (429s waited out, none lost, none twice)", () => {
+		const r = batch.results.e2eBulkImport;
+		expect(r.code).toBe(0);
+		const invoiced = outputJson(r.run, 'Invoiced');
+		expect(invoiced).toHaveLength(12);
+		expect(nodesThatRan(r.run)).not.toContain('Customer not created');
+		expect(nodesThatRan(r.run)).not.toContain('Invoice not created');
+		const { customers, invoices } = limited.records();
+		expect(customers).toHaveLength(12);
+		expect(invoices).toHaveLength(12);
+		expect(new Set(invoices.map((i) => i.customerId)).size).toBe(12);
+		expect(Object.values(limited.stats().customersByEmail)).toEqual(Array(12).fill(1));
+		expect(invoices.map((i) => i.amount).sort((a, b) => a - b)).toEqual([
+			12.34, 15.25, 33.3, 42, 60, 77, 80.5, 99.99, 120, 205, 250, 310.1,
+		]);
+		// 24 creates at 4 a second, 5 at a time: the service said "slow down" and the node waited.
+		expect(limited.stats().faults.rateLimited).toBeGreaterThan(0);
 	});
 
 	test('a wrong API key fails the run with the 401 message', () => {

@@ -80,7 +80,9 @@ describe.each(WITH_SSRF_PROTECTION)('n8n %s with SSRF protection on', (version) 
 	test('the service allowed, its PDF host blocked: the invoice is created, the PDF error names it, 127.0.0.1 and the settings, no retry', () => {
 		const r = batch.results.ssrfPdf;
 		const [customer] = outputJson(r.run, 'Create customer');
-		expect(customer).toMatchObject({ email: 'ada.lovelace@example.com' });
+		expect(customer).toMatchObject({
+			email: expect.stringMatching(/^ada\.lovelace\+\d+@example\.com$/),
+		});
 		const [invoice] = service.records().invoices;
 		expect(invoice).toMatchObject({ customerId: customer.id });
 		const error = nodeError(r.run, 'Create invoice');
@@ -112,7 +114,7 @@ describe.each(WITH_SSRF_PROTECTION)('n8n %s with SSRF protection on', (version) 
 		}
 		// Only the customer of the other workflow (through the allowed host name) reached the service.
 		expect(service.records().customers.map((customer) => customer.email)).toEqual([
-			'ada.lovelace@example.com',
+			expect.stringMatching(/^ada\.lovelace\+\d+@example\.com$/),
 		]);
 	});
 

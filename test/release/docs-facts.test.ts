@@ -11,8 +11,10 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { InvoiceServiceApi } from '../../credentials/InvoiceServiceApi.credentials';
 import { InvoiceService } from '../../nodes/InvoiceService/InvoiceService.node';
+import { READ_ONCE_PER_RUN } from '../../nodes/InvoiceService/actions/common.descriptions';
 import { LISTED } from '../../nodes/InvoiceService/exactlyOnce/runReport';
 import { lockTiming } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
+import { MAX_ANSWER_BYTES } from '../../nodes/InvoiceService/transport/body';
 import { WINDOW_MS } from '../../nodes/InvoiceService/transport/deadlines';
 import { IDLE_MS, MAX_SERVICES } from '../../nodes/InvoiceService/transport/pace';
 import { MAX_SENDS, MIN_RETRY_WAIT_MS } from '../../nodes/InvoiceService/transport/request';
@@ -47,6 +49,37 @@ function read(page: string): string {
 	return fs.readFileSync(path.join(REPO_ROOT, page), 'utf8');
 }
 const flat = (text: string) => text.replace(/\s+/g, ' ');
+
+/** A page's sentences (its text flattened, split after . ! ? and at table cells). */
+const sentences = (page: string) =>
+	flat(read(page))
+		.split(/(?<=[.!?])\s+(?=[A-Z*`(])|\s\|\s/)
+		.map((sentence) => sentence.trim());
+
+/** What one page says about one topic. */
+interface Claim {
+	page: string;
+	topic: string;
+	says: string;
+}
+
+/**
+ * The topics on which the pages disagree: for each, every value with the pages that say it, so a failure names
+ * the sentence to change on each side.
+ */
+function disagreements(claims: Claim[]): string[] {
+	const topics = [...new Set(claims.map((claim) => claim.topic))];
+	return topics.flatMap((topic) => {
+		const about = claims.filter((claim) => claim.topic === topic);
+		const values = [...new Set(about.map((claim) => claim.says))];
+		if (values.length < 2) return [];
+		const who = values.map(
+			(value) =>
+				`"${value}" (${[...new Set(about.filter((claim) => claim.says === value).map((claim) => claim.page))].join(', ')})`,
+		);
+		return [`${topic}: ${who.join(' vs ')}`];
+	});
+}
 
 describe('the packed package, as docs/development.md quotes it', () => {
 	/** Files and byte sizes of the tarball `npm pack` makes (the same one the e2e tests install). */
@@ -129,7 +162,8 @@ describe("the options' defaults quoted in the docs", () => {
 	);
 	const numericDefaults = [...new Set(numbers.map((f) => f.displayName))];
 
-	test('a number default: in the options table, and wherever a page says "<option> … default <n>"', () => {
+	/** Every number default a page quotes: in an options table, or a sentence "<option> … default <n>". */
+	function defaultQuotes(): Array<{ page: string; displayName: string; quoted: number }> {
 		const quotes = FACT_PAGES.flatMap((page) => {
 			const text = read(page);
 			return numericDefaults.flatMap((displayName) => {
@@ -155,7 +189,11 @@ describe("the options' defaults quoted in the docs", () => {
 		const atOnce = /items at once \(default (\d+)\)/.exec(read('README.md'));
 		if (atOnce)
 			quotes.push({ page: 'README.md', displayName: 'Concurrency', quoted: Number(atOnce[1]) });
+		return quotes;
+	}
 
+	test('a number default: in the options table, and wherever a page says "<option> … default <n>"', () => {
+		const quotes = defaultQuotes();
 		expect(new Set(quotes.map((q) => q.displayName))).toEqual(new Set(numericDefaults));
 		const wrong = quotes
 			.filter((q) => q.quoted !== defaultOf(q.displayName))
@@ -188,6 +226,41 @@ describe("the options' defaults quoted in the docs", () => {
 			return !option || !('value' in option) || option.value !== defaultOf(name);
 		});
 		expect(wrong).toEqual([]);
+	});
+
+	test('no page quotes a number default another page quotes otherwise', () => {
+		expect(
+			disagreements(
+				defaultQuotes().map(({ page, displayName, quoted }) => ({
+					page,
+					topic: `${displayName} default`,
+					says: String(quoted),
+				})),
+			),
+		).toEqual([]);
+	});
+
+	test("the options read once per run: each says so, and the README's list names exactly those", () => {
+		const runWide = [
+			...new Set(
+				all
+					.filter((f) => String(f.description ?? '').includes(READ_ONCE_PER_RUN))
+					.map((f) => f.displayName.replace(/ \(.*\)$/, '')),
+			),
+		].sort();
+		expect(runWide).toEqual([
+			'Concurrency',
+			'History Size',
+			'Max Retry Wait',
+			'Resend Unknown Outcomes Of',
+			'Timeout',
+		]);
+		const listed =
+			/((?:[A-Z][A-Za-z ]*, )*[A-Z][A-Za-z ]* and [A-Z][A-Za-z ]*) are read once per run, from the first item/
+				.exec(flat(read('README.md')))?.[1]
+				.split(/, | and /)
+				.sort();
+		expect(listed).toEqual(runWide);
 	});
 
 	test('a switch said to be "Off by default" is off by default', () => {
@@ -584,6 +657,84 @@ describe('figures quoted with a results file, against that file', () => {
 			expect([files, missing]).toEqual([files, []]);
 		},
 	);
+});
+
+describe('one page against another, on the rules above', () => {
+	const pages = [...FACT_PAGES, 'examples/README.md'];
+
+	/** A sentence that says the Test button does not apply a rule ("does not apply", "only the node checks"). */
+	const DENIES =
+		/\b(does not|doesn't|never|not by the Test)\b[^.]*\b(apply|applies|check|checks|refuse|refuses|refused)\b|\bonly the node\b/i;
+	/** Whether each sentence about the Test button and plain http says the Test applies the plain-HTTP rule. */
+	const testButtonPlainHttp = (page: string): Claim[] =>
+		sentences(page)
+			.filter(
+				(s) =>
+					/Test button|the Test\b/.test(s) && /plain[- ]HTTP|plain `?http|`http:\/\/`/i.test(s),
+			)
+			.map((s) => ({
+				page,
+				topic: 'the Test button applies the plain-HTTP rule',
+				says: DENIES.test(s) ? 'no' : 'yes',
+			}));
+
+	test('the Test button and plain http: every page says what the credential does (it applies the rule)', async () => {
+		// The credential's authenticate() runs for every request that carries the key, the Test's included.
+		await expect(
+			new InvoiceServiceApi().authenticate(
+				{ baseUrl: 'http://example.com', apiKey: 'key-1234', allowHttp: false },
+				{ url: 'http://example.com/api/1.1/wf/create-customer', method: 'POST' },
+			),
+		).rejects.toThrow(/plain http:\/\//);
+		const claims = pages.flatMap(testButtonPlainHttp);
+		expect(claims.filter((claim) => claim.page === 'README.md').length).toBeGreaterThan(0);
+		expect(
+			disagreements([...claims, { page: 'the credential', topic: claims[0].topic, says: 'yes' }]),
+		).toEqual([]);
+	});
+
+	test("the answer limit: every page quotes the same size, the code's", () => {
+		const claims = pages.flatMap((page) =>
+			sentences(page)
+				.filter((s) => /\banswers?\b/i.test(s))
+				.flatMap((s) => [...s.matchAll(/\b(\d+) KB\b/g)])
+				.map(([, kb]) => ({ page, topic: 'the answer limit (KB)', says: kb })),
+		);
+		expect(claims.length).toBeGreaterThan(1);
+		expect(
+			disagreements([
+				...claims,
+				{
+					page: 'transport/body.ts',
+					topic: 'the answer limit (KB)',
+					says: String(MAX_ANSWER_BYTES / 1024),
+				},
+			]),
+		).toEqual([]);
+	});
+
+	test('this check finds two pages that disagree, naming both', () => {
+		expect(
+			disagreements([
+				{ page: 'README.md', topic: 'Timeout (Ms) default', says: '60000' },
+				{ page: 'docs/reference.md', topic: 'Timeout (Ms) default', says: '30000' },
+				{ page: 'docs/install.md', topic: 'Timeout (Ms) default', says: '60000' },
+			]),
+		).toEqual([
+			'Timeout (Ms) default: "60000" (README.md, docs/install.md) vs "30000" (docs/reference.md)',
+		]);
+		const said = (sentence: string) => DENIES.test(sentence);
+		expect(
+			said(
+				'The Test button does not apply the plain-HTTP rule; the node does, before sending anything.',
+			),
+		).toBe(true);
+		expect(
+			said(
+				'A plain http:// Base URL is refused, by the node and by the Test button, before anything is sent.',
+			),
+		).toBe(false);
+	});
 });
 
 describe('counts and limits the docs state, against the code', () => {

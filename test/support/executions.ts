@@ -66,12 +66,33 @@ export async function saveCredential(
 	return { id: saved.id, name };
 }
 
-type Workflow = { nodes: Array<{ type: string; parameters: Record<string, unknown> }> };
+type Workflow = {
+	nodes: Array<{ type: string; parameters: Record<string, unknown>; webhookId?: string }>;
+};
+
+/** The production URL and method of a trigger n8n serves over HTTP (a Webhook, a Form Trigger), if it is one. */
+function triggerUrl(
+	server: N8nServer,
+	{ type, parameters, webhookId }: Workflow['nodes'][number],
+): { url: string; method: string } | undefined {
+	if (type === 'n8n-nodes-base.webhook')
+		return {
+			url: `${server.url}/webhook/${String(parameters.path)}`,
+			method: String(parameters.httpMethod ?? 'GET'),
+		};
+	if (type === 'n8n-nodes-base.formTrigger') {
+		// Form Trigger 2.2 and later keep the path in Options → Form Path; without one the form lives at its id.
+		const options = (parameters.options ?? {}) as { path?: string };
+		return { url: `${server.url}/form/${options.path ?? webhookId}`, method: 'POST' };
+	}
+	return undefined;
+}
 
 /**
  * Saves workflows and publishes them as the editor does (`POST /workflows/:id/activate` with the version to
  * publish, in 1.123 and 2.x alike), then waits until every Webhook node's production URL
- * answers (2.x registers them some seconds after publishing, all together). Returns the workflows' ids.
+ * answers, and every Form Trigger's form (2.x registers them some seconds after publishing, all together). Returns
+ * the workflows' ids.
  */
 export async function publishWorkflows(
 	server: N8nServer,
@@ -89,10 +110,9 @@ export async function publishWorkflows(
 		});
 		ids.push(saved.id);
 	}
-	for (const { type, parameters } of workflows.flatMap((workflow) => workflow.nodes)) {
-		if (type !== 'n8n-nodes-base.webhook') continue;
-		const method = String(parameters.httpMethod ?? 'GET');
-		await waitForWebhook(`${server.url}/webhook/${String(parameters.path)}`, method);
+	for (const node of workflows.flatMap((workflow) => workflow.nodes)) {
+		const trigger = triggerUrl(server, node);
+		if (trigger) await waitForWebhook(trigger.url, trigger.method);
 	}
 	return ids;
 }

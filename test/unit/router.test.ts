@@ -102,13 +102,6 @@ describe('readRunOptions', () => {
 		},
 	);
 
-	it('refuses the switch of earlier builds (Resend Unknown Outcomes, saved on) instead of ignoring it', () => {
-		expect(() => readRunOptions({ resendUnknown: true })).toThrow(
-			'Resend Unknown Outcomes is no longer an option: remove it, and enter the resend code an "outcome unknown" error gives in Options → Resend Unknown Outcomes Of',
-		);
-		expect(readRunOptions({ resendUnknown: false }).resendCodes).toEqual([]);
-	});
-
 	it.each([0, -3, 2.7, 51, 'abc'])(
 		'refuses concurrency %p before anything is sent, instead of clamping it',
 		(given) => {

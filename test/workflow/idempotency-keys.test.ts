@@ -255,7 +255,7 @@ describe('three states per key', () => {
 		);
 		expect(seen).toEqual([20, 20]);
 		expect(String(resent.error?.description)).toContain(
-			`1 item(s) whose outcome was unknown were sent again, as Options → Resend Unknown Outcomes Of asks: item 0 (line 1) (code ${code}).`,
+			`1 item(s) whose outcome was unknown were sent again, as Options → Resend Unknown Outcomes Of asks: item 0 (code ${code}).`,
 		);
 		const [newCode] = codesIn(resent.error?.description);
 		expect([LEFT_ON, code]).not.toContain(newCode);
@@ -271,7 +271,7 @@ describe('three states per key', () => {
 		const done = await runInvoiceService(keyed(nodeId, [event(20)], options(newCode)));
 		expect(done.status).toBe('success');
 		expect(created).toEqual([20]);
-		expect(hintsOf(done)).toContain(`item 0 (line 1) (code ${newCode})`);
+		expect(hintsOf(done)).toContain(`item 0 (code ${newCode})`);
 		const later = await runInvoiceService(keyed(nodeId, [event(20)], options(newCode)));
 		expect(later.outputs[1]).toHaveLength(1);
 		expect(seen).toEqual([20, 20, 20]);
@@ -542,7 +542,7 @@ describe('a failing store fails the item plainly', () => {
 			const run = await runInvoiceService(keyed(nodeId, [event(15)]));
 			expect(run.outputs[0].map((item) => item.json.id)).toEqual(['cust_15']);
 			expect(hintsOf(run)).toMatch(
-				/could not mark the Idempotency Key of item 0 \(line 1\) as created .* never sent twice/,
+				/could not mark the Idempotency Key of item 0 as created .* never sent twice/,
 			);
 		} finally {
 			restore();
@@ -560,7 +560,7 @@ describe('a failing store fails the item plainly', () => {
 			const run = await runInvoiceService(keyed(nodeId, [event(18)]));
 			expect(run.outputs[1].map((item) => item.json.idempotencyKey)).toEqual(['event-18']);
 			expect(hintsOf(run)).toMatch(
-				/could not take back what the claim of the Idempotency Key of item 0 \(line 1\) added .* never sent twice/,
+				/could not take back what the claim of the Idempotency Key of item 0 added .* never sent twice/,
 			);
 		} finally {
 			restore();
@@ -583,7 +583,7 @@ describe('a failing store fails the item plainly', () => {
 				/Already created in this run before it stopped: item 0 \(cust_16\)/,
 			);
 			expect(description).toMatch(
-				/could not mark the Idempotency Key of item 0 \(line 1\) as created .* never sent twice/,
+				/could not mark the Idempotency Key of item 0 as created .* never sent twice/,
 			);
 			// The refused item says its own key's give-back failed.
 			expect(description).toMatch(

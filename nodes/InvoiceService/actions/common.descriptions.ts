@@ -1,7 +1,7 @@
 import type { IDataObject, INodeProperties } from 'n8n-workflow';
 
 import { readResendCodes } from '../exactlyOnce/resendCodes';
-import { FieldError, optionalNumber } from '../helpers/validate';
+import { optionalNumber } from '../helpers/validate';
 import type { ClientOptions } from '../transport/request';
 import type { Operation } from './operation';
 
@@ -58,23 +58,26 @@ export function numberOption(
 	};
 }
 
+/**
+ * Said by every option read once per run: an expression in it is evaluated for the first item only, which a
+ * builder used to per-item options would not guess.
+ */
+export const READ_ONCE_PER_RUN = 'Read once per run, from the first item.';
+
 // Each option's `default` below is the only place its default is written: `readRunOptions` falls back to it.
 const concurrency: NumberOption = {
 	...numberOption('concurrency', 'Concurrency', 5, { minValue: 1, maxValue: 50 }),
-	description:
-		'How many items are sent to the service at the same time. 1 sends one at a time. Output order always follows input order.',
+	description: `How many items are sent to the service at the same time. 1 sends one at a time. Output order always follows input order. ${READ_ONCE_PER_RUN}`,
 };
 
 const maxRetryWait: NumberOption = {
 	...numberOption('maxRetryWait', 'Max Retry Wait (Seconds)', 120, { minValue: 0 }),
-	description:
-		'How long one item may wait in total for retries when the service is rate limiting (HTTP 429), temporarily unavailable (503) or unreachable. 0 disables retries.',
+	description: `How long one item may wait in total for retries when the service is rate limiting (HTTP 429), temporarily unavailable (503) or unreachable. 0 disables retries. ${READ_ONCE_PER_RUN}`,
 };
 
 const timeout: NumberOption = {
 	...numberOption('timeout', 'Timeout (Ms)', 60000, { minValue: 1000 }),
-	description:
-		'How long to wait for the service to answer one request. A create that times out is never re-sent automatically, because the service may have carried it out (see Resend Unknown Outcomes Of).',
+	description: `How long to wait for the service to answer one request. A create that times out is never re-sent automatically, because the service may have carried it out (see Resend Unknown Outcomes Of). ${READ_ONCE_PER_RUN}`,
 };
 
 const resendUnknownOf: INodeProperties = {
@@ -83,8 +86,7 @@ const resendUnknownOf: INodeProperties = {
 	type: 'string',
 	default: '',
 	placeholder: 'e.g. K7QM2XR9',
-	description:
-		'The resend codes (separated by commas) of unknown outcomes to send again on a retry: each "outcome unknown" error gives its own code. Enter a code only after you checked the service and found no record. A code is used once: left here, it never resends a later unknown outcome.',
+	description: `The resend codes (separated by commas) of unknown outcomes to send again on a retry: each "outcome unknown" error gives its own code. Enter a code only after you checked the service and found no record. A code is used once: left here, it never resends a later unknown outcome. ${READ_ONCE_PER_RUN}`,
 };
 
 /** Options every operation has: how the run treats the service. Read once per run, from the first item. */
@@ -117,13 +119,6 @@ export function readNumberOption(
 
 /** The run options as the router uses them, from the Options collection (of the first item). Throws FieldError. */
 export function readRunOptions(options: IDataObject): RunOptions {
-	if (options.resendUnknown === true || options.resendUnknown === 'true') {
-		// The switch of earlier builds, saved on: it resent every later unknown outcome. Refused, not ignored.
-		throw new FieldError(
-			'Resend Unknown Outcomes',
-			'is no longer an option: remove it, and enter the resend code an "outcome unknown" error gives in Options → Resend Unknown Outcomes Of',
-		);
-	}
 	return {
 		concurrency: readNumberOption(options, concurrency, { whole: true }),
 		timeoutMs: readNumberOption(options, timeout),

@@ -2,6 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import { flightTiming, type KeySettings } from '../exactlyOnce/idempotencyKeys';
 import {
+	READ_ONCE_PER_RUN,
 	numberOption,
 	type NumberOption,
 	readNumberOption,
@@ -26,8 +27,7 @@ export const idempotencyKeyOption: INodeProperties = {
 
 export const historySizeOption: NumberOption = {
 	...numberOption('historySize', 'History Size', 10000, { minValue: 1 }),
-	description:
-		'How many Idempotency Keys this node remembers; beyond that the oldest are forgotten (and could be created again)',
+	description: `How many Idempotency Keys this node remembers; beyond that the oldest are forgotten (and could be created again). ${READ_ONCE_PER_RUN}`,
 };
 
 /** The options that make keys work, in the order the Options collection lists them. */

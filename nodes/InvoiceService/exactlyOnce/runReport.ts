@@ -52,8 +52,11 @@ export function listed(entries: string[]): string {
 	return more > 0 ? `${entries.slice(0, LISTED).join(', ')} and ${more} more` : entries.join(', ');
 }
 
-/** An item as the reports name it: its index, and its line (1-based position) in the node's input. */
-export const itemName = (itemIndex: number) => `item ${itemIndex} (line ${itemIndex + 1})`;
+/**
+ * An item as every message names it: its index counted from 0, as n8n's own item errors do (NodeOperationError's
+ * itemIndex, shown as "Item Index" in the error panel). "Line" is kept for invoice lines.
+ */
+export const itemName = (itemIndex: number) => `item ${itemIndex}`;
 
 const EARLIER =
 	'created in an earlier try of this node (Retry On Fail or Retry of the failed execution)';
