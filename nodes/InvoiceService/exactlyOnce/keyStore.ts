@@ -1,5 +1,6 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
+import type { FlightWatch } from './flightWatch';
 import { count, rejectAll, writeRow } from './rowBatch';
 import { RowLock, systemClock, type Clock, type LockHelpers } from './rowLock';
 
@@ -19,6 +20,7 @@ import { RowLock, systemClock, type Clock, type LockHelpers } from './rowLock';
  * unknown: `claim:`) or both (released). Only a claim that finds the key created or unknown takes out the entry
  * its check added. A key marked created late (past `noExpiryBefore`) also has its `claim:` checked in again: another
  * process may have given up waiting for it by then and made it unknown, and a created key must not end absent.
+ * A waiter tells one flight of a key from the next by the key's end marks (flightWatch.ts).
  *
  * Every change happens holding the workflow's RowLock, so no two processes write a row at once. Inside one
  * process, the claims and outcomes of all the workflow's nodes that arrive while a batch is written go together
@@ -31,9 +33,17 @@ export type StoreHelpers = LockHelpers & Pick<IExecuteFunctions['helpers'], 'rem
 /**
  * A key's state when claimed: "new" means this claim now holds it (in flight), and so does `taken` (an unknown
  * key taken over with its code); "expired": in flight elsewhere past the wait, now unknown with the claim's
- * `expiryCode`.
+ * `expiryCode`. In flight elsewhere: "flight", or for a claim that watches (`watch`) the flight's sign, and whether
+ * it is the flight watched so far (`same`: else the watch starts again).
  */
-export type ClaimAnswer = 'new' | 'created' | 'unknown' | 'expired' | 'flight' | { taken: string };
+export type ClaimAnswer =
+	| 'new'
+	| 'created'
+	| 'unknown'
+	| 'expired'
+	| 'flight'
+	| { taken: string }
+	| { flight: string; same: boolean };
 /** Where a claimed key goes when its item's outcome is known. */
 export type Outcome = 'created' | 'unknown' | 'released';
 
@@ -43,7 +53,15 @@ export interface ClaimRequest {
 	 * Outcomes Of). Never a key in flight past the wait: that one gets a code of its own (`expiryCode`).
 	 */
 	codes: string[];
-	/** A key still in flight is given up on: it becomes unknown (its holder outlived the wait, or died)... */
+	/**
+	 * Follows the key's flight (flightWatch.ts): its sign comes with a "flight" answer. A waiter sends it from its
+	 * second look on.
+	 */
+	watch?: FlightWatch;
+	/**
+	 * A key still in flight is given up on: it becomes unknown (its holder outlived the wait, or died). Only the
+	 * flight watched (`watch.sign`, unchanged, and the key watched all along): any other is a "flight" answer...
+	 */
 	expireFlight: boolean;
 	/** ...with this resend code (required with expireFlight). */
 	expiryCode?: string;

@@ -1,6 +1,7 @@
 import type { IDeduplicationOutput } from 'n8n-workflow';
 
 import type { ClaimAnswer, ClaimOp, NodeRow, Outcome, RowBatch } from './keyStore';
+import { endEntries, endMarksToRemove, signOf, watchedEntry } from './flightWatch';
 import { asLockError, LockError, type Clock } from './rowLock';
 
 /**
@@ -54,21 +55,28 @@ export async function writeRow(
 ): Promise<void> {
 	const { row, claims, outcomes } = batch;
 	try {
-		const claimEntries = claims.flatMap(({ key, codes, expireFlight, expiryCode }) => [
+		const claimEntries = claims.flatMap(({ key, codes, expireFlight, expiryCode, watch }) => [
 			CLAIM + key,
 			OPEN + key,
 			...codes.map((code) => codeEntry(code, key)),
 			...(expireFlight && expiryCode ? [codeEntry(expiryCode, key)] : []),
+			...(watch ? [watchedEntry(key), ...endEntries(key)] : []),
 		]);
 		// A created key's claim is checked in again once another process may have outlived its wait for it and made
 		// it unknown: a created key must not end absent (a later delivery would create the record again). Before
 		// that, no process can have (it waits at least twice as long from after the claim was written), and the lock
 		// keeps every other process out until this batch is written.
 		const now = clock.now();
-		const outcomeEntries = outcomes.flatMap(({ key, outcome, code, noExpiryBefore }) => [
-			...(outcome === 'created' && now >= noExpiryBefore ? [CLAIM + key] : []),
-			...(outcome === 'unknown' && code ? [codeEntry(code, key)] : []),
-		]);
+		// A flight that ends other than created (given back, unknown) is marked for the key's waiters (flightWatch.ts):
+		// its check asks whether the key is watched.
+		const ending = outcomes.filter(({ outcome }) => outcome !== 'created').map(({ key }) => key);
+		const outcomeEntries = [
+			...outcomes.flatMap(({ key, outcome, code, noExpiryBefore }) => [
+				...(outcome === 'created' && now >= noExpiryBefore ? [CLAIM + key] : []),
+				...(outcome === 'unknown' && code ? [codeEntry(code, key)] : []),
+			]),
+			...ending.map(watchedEntry),
+		];
 		const remove: string[] = [...(codesLeftIn.get(row.scope) ?? [])];
 		// Once their check is written, the claims' answers stand whatever follows (a key found created keeps its
 		// answer; if the removal of what its check added fails, the key looks in flight: never sent twice). A failed
@@ -87,8 +95,13 @@ export async function writeRow(
 		if (outcomeEntries.length > 0) {
 			try {
 				stillHeld();
-				await record(row, outcomeEntries, row.historySize + outcomeEntries.length);
+				const { processed } = await record(
+					row,
+					outcomeEntries,
+					row.historySize + outcomeEntries.length,
+				);
 				written = true;
+				await markEnds(row, ending, new Set(processed.map(String)), remove, stillHeld);
 			} catch (error) {
 				failure = error;
 			}
@@ -126,6 +139,28 @@ export async function writeRow(
 		// Anything unforeseen: every op not answered yet fails (an answered one keeps its answer).
 		rejectAll(batch, error);
 	}
+}
+
+/**
+ * The ends of the flights of `keys` (given back, unknown), for their waiters: a key found watched (`held`) gets its
+ * next end mark, before its end is written (the batch's removal); an unwatched key's `watched:`, added by the check,
+ * goes with the removal. Throws when the marks could not be checked: the outcomes then fail, and change nothing.
+ */
+async function markEnds(
+	row: NodeRow,
+	keys: string[],
+	held: Set<string>,
+	remove: string[],
+	stillHeld: () => void,
+): Promise<void> {
+	const watched = keys.filter((key) => held.has(watchedEntry(key)));
+	remove.push(...keys.filter((key) => !held.has(watchedEntry(key))).map(watchedEntry));
+	if (watched.length === 0) return;
+	stillHeld();
+	// Sent without a limit: what it adds is taken out by the removal that follows.
+	const { processed } = await record(row, watched.flatMap(endEntries));
+	const marks = new Set(processed.map(String));
+	remove.push(...watched.flatMap((key) => endMarksToRemove(key, marks, true)));
 }
 
 /**
@@ -242,15 +277,21 @@ async function call<T>(work: () => Promise<T>): Promise<T> {
  * answer does not keep.
  */
 function decide(claim: ClaimOp, held: Set<string>, remove: string[]): ClaimAnswer {
-	const { key, codes, expireFlight, expiryCode } = claim;
+	const { key, codes, expireFlight, expiryCode, watch } = claim;
 	const claimed = held.has(CLAIM + key);
 	const open = held.has(OPEN + key);
 	// The listed codes' entries go whatever the key's state: added by the check, used now, or left over.
 	const taking = codes.find((code) => held.has(codeEntry(code, key)));
 	remove.push(...codes.map((code) => codeEntry(code, key)));
 	const expiry = expireFlight && expiryCode ? codeEntry(expiryCode, key) : undefined;
-	const answer = decideState(key, claimed, open, expireFlight, taking, remove);
+	// The flight watched, still in flight: watched all along (`watched:` there) and no end marked since (the sign).
+	const sign = watch ? signOf(key, held) : undefined;
+	const same = watch !== undefined && held.has(watchedEntry(key)) && watch.sign === sign;
+	const answer = decideState(key, claimed, open, expireFlight && same, taking, remove);
 	if (expiry && answer !== 'expired') remove.push(expiry);
+	// The end marks the check added go, but for a give-up: it is a flight's end, marked for the other waiters.
+	if (watch) remove.push(...endMarksToRemove(key, held, answer === 'expired'));
+	if (answer === 'flight' && sign !== undefined) return { flight: sign, same };
 	return answer;
 }
 
