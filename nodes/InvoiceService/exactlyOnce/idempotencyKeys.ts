@@ -318,7 +318,7 @@ function storeItemError(
 	}[kind];
 	const next = {
 		store: "Check that n8n's database is reachable and has room, then run the item again.",
-		busy: 'Another execution may hold many keys, or an n8n process died holding the lock (another process takes it over once it has seen it unchanged for a minute). Run the item again.',
+		busy: 'Another execution may hold many keys, or an n8n process died holding the lock (another process takes it over once it has seen it unchanged for 68 s). Run the item again.',
 		conflict:
 			'Another node (a Remove Duplicates node with Scope: Workflow) uses the same entry of the processed-data store: set its Scope to "Node" and run again.',
 	}[kind];
