@@ -15,7 +15,11 @@ import { LISTED } from '../../nodes/InvoiceService/exactlyOnce/runReport';
 import { lockTiming } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
 import { WINDOW_MS } from '../../nodes/InvoiceService/transport/deadlines';
 import { IDLE_MS, MAX_SERVICES } from '../../nodes/InvoiceService/transport/pace';
-import { MAX_SENDS, MIN_RETRY_WAIT_MS } from '../../nodes/InvoiceService/transport/request';
+import {
+	LAST_TRY_AFTER_MS,
+	MAX_SENDS,
+	MIN_RETRY_WAIT_MS,
+} from '../../nodes/InvoiceService/transport/request';
 import { REPO_ROOT, packPackage } from '../../tools/n8n';
 import { headingAnchors, tableAfter } from '../support/docs';
 
@@ -669,6 +673,11 @@ describe('counts and limits the docs state, against the code', () => {
 			lockTiming.graceMs / 1000,
 		],
 		['docs/reference.md', /Each list names the first (\d+) items/, LISTED],
+		[
+			'docs/reference.md',
+			/no try starts later than \*Max Retry Wait\* \+ (\d+) s/,
+			LAST_TRY_AFTER_MS / 1000,
+		],
 	];
 
 	test.each(
