@@ -11,7 +11,7 @@ import { sleep } from 'n8n-workflow';
  *
  * No decision compares one process's clock with another's: every age is measured on the deciding process's own
  * monotonic clock. A waiter takes over a lock only after it has watched the same lock, unchanged: its entry count (a
- * random number of stamps per acquisition) for markAfterMs, then, for the lease, with a random entry of its own
+ * random number of stamps per acquisition) for markAfterMs, then, for the lease, with random entries of its own
  * added to the row (the marker: still there, the row was never deleted meanwhile, so two holds in a row with the
  * same count are told apart for certain; the holder it watched took the lock before the mark). It takes over by adding its identity to the row, never by deleting it: only a holder deletes
  * its own lock, so no late delete can land on the next holder's. A take-over (and an empty row, which n8n takes by
@@ -82,12 +82,21 @@ const stamp = (n: number) => `${LOCK} ${n}`;
 const IDS = 100;
 const idA = (n: number) => `${LOCK} a${n}`;
 const idB = (n: number) => `${LOCK} b${n}`;
+/**
+ * Marker entries: a waiter's mark is one of MARKS of each family (one in a million: with the count watched too, one
+ * lock is told from the next). Bounded, so that a row of marks and stamps alone is still known as this package's.
+ */
+const MARKS = 1000;
+const markC = (n: number) => `${LOCK} c${n}`;
+const markD = (n: number) => `${LOCK} d${n}`;
 /** Every entry a lock of this package can hold: a row made only of these is a lock's (or its remains). */
 const OURS = [
 	LOCK,
 	...Array.from({ length: SLOTS }, (_, index) => stamp(index + 1)),
 	...Array.from({ length: IDS }, (_, index) => idA(index + 1)),
 	...Array.from({ length: IDS }, (_, index) => idB(index + 1)),
+	...Array.from({ length: MARKS }, (_, index) => markC(index + 1)),
+	...Array.from({ length: MARKS }, (_, index) => markD(index + 1)),
 ];
 
 /** Why the lock could not be had. */
@@ -146,7 +155,7 @@ interface Watch {
 	count: number;
 	since: number;
 	last: number;
-	marker?: string;
+	marker?: string[];
 }
 
 /** One process's hold of a workflow's lock at a time; the database lock orders the processes. */
@@ -297,15 +306,16 @@ export class RowLock {
 	}
 
 	/**
-	 * Marks the lock watched so far with a random entry of this waiter's: while the entry is there, the row has not
-	 * been deleted, so it is the same hold's (or a take-over's, which changes the count). 'no lock': the row has no
+	 * Marks the lock watched so far with random entries of this waiter's (one of each marker family, MARKS): while
+	 * they are there, the row has not been deleted, so it is the same hold's (or a take-over's, which changes the
+	 * count). 'no lock': the row has no
 	 * LOCK (an earlier version's remains, or another node's history: what this check added is taken out again, and
 	 * the take-over tells which); undefined: the row was gone (the check inserted it: deleted again).
 	 */
-	private async mark(): Promise<{ marker: string; added: number } | 'no lock' | undefined> {
-		const draw = () => Math.floor(this.clock.random() * 2 ** 26).toString(36);
-		const marker = `${LOCK} w${draw()}${draw()}`;
-		const entries = [LOCK, marker];
+	private async mark(): Promise<{ marker: string[]; added: number } | 'no lock' | undefined> {
+		const draw = () => 1 + Math.floor(this.clock.random() * MARKS);
+		const marker = [markC(draw()), markD(draw())];
+		const entries = [LOCK, ...marker];
 		const answer = await this.check(entries);
 		if (answer.new === entries) {
 			await this.deleteRow();
@@ -326,13 +336,13 @@ export class RowLock {
 	 * process's identity to the row: no delete that could land on the next holder's lock. A row with entries no
 	 * lock of this package writes is another node's: left as it was, and refused.
 	 */
-	private async takeOver(watched: number, marker?: string): Promise<Taking | undefined> {
+	private async takeOver(watched: number, marker?: string[]): Promise<Taking | undefined> {
 		await this.clock.sleep(Math.floor(this.clock.random() * lockTiming.breakJitterMs));
 		if ((await this.count()) !== watched) return undefined;
 		if (marker !== undefined) {
 			// Deleted and taken again since the mark (the check then added the marker to the new lock, or inserted a
 			// row of its own: deleted again): not the lock watched.
-			const items = [marker];
+			const items = [...marker];
 			const still = await this.check(items);
 			if (still.new === items) await this.deleteRow();
 			if (still.new.length > 0) return undefined;
