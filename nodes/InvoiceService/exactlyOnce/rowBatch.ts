@@ -89,8 +89,6 @@ export async function writeRow(
 				for (const op of claims) op.reject(error);
 			}
 		}
-		/** Whether a check of this batch is written: its removal then goes however late (it completes it). */
-		let written = answers !== undefined;
 		let failure: unknown;
 		if (outcomeEntries.length > 0) {
 			try {
@@ -100,7 +98,6 @@ export async function writeRow(
 					outcomeEntries,
 					row.historySize + outcomeEntries.length,
 				);
-				written = true;
 				await markEnds(row, ending, new Set(processed.map(String)), remove, stillHeld);
 			} catch (error) {
 				failure = error;
@@ -115,8 +112,7 @@ export async function writeRow(
 		let removed = true;
 		if (remove.length > 0) {
 			try {
-				if (!written) stillHeld();
-				await removeWithRetries(row, remove);
+				await removeWithRetries(row, remove, stillHeld);
 			} catch (error) {
 				removed = false;
 				failure ??= error;
@@ -188,12 +184,19 @@ async function checkClaims(
 		const { processed } = await record(row, claimEntries, trims ? undefined : cap);
 		held = new Set(processed.map(String));
 	} catch (error) {
-		await undo(row, claimEntries, before);
+		await undo(row, claimEntries, before, stillHeld);
 		throw asLockError(error);
 	}
 	const answers = claims.map((claim) => decide(claim, held, remove));
-	// The row is only larger until the next batch trims it, when this fails.
-	if (trims) await record(row, [], cap).catch(() => undefined);
+	// The row is only larger until the next batch trims it, when this fails (or the hold is too old to write in).
+	if (trims) {
+		try {
+			stillHeld();
+			await record(row, [], cap);
+		} catch {
+			// Trimmed by the next batch.
+		}
+	}
 	return answers;
 }
 
@@ -213,12 +216,23 @@ async function record(
 }
 
 /**
- * The removal, sent again when it fails (no stillHeld(): the check is written, and the row is only right once
- * this is). Throws the last failure as a LockError.
+ * The removal, sent again when it fails, each try only while the hold may write (stillHeld: a try sent later could
+ * land under the next holder; not sent, the row keeps what the removal was to take out, and the batch says so).
+ * Throws the last failure as a LockError.
  */
-async function removeWithRetries(row: NodeRow, remove: string[]): Promise<void> {
+async function removeWithRetries(
+	row: NodeRow,
+	remove: string[],
+	stillHeld: () => void,
+): Promise<void> {
 	let failure: unknown;
 	for (let attempt = 0; attempt < REMOVAL_TRIES; attempt++) {
+		try {
+			stillHeld();
+		} catch (error) {
+			failure = error;
+			break;
+		}
 		failure = await row.helpers.removeProcessed(remove, 'node', { mode: 'entries' }).then(
 			() => undefined,
 			(error: unknown) => asLockError(error),
@@ -245,11 +259,16 @@ async function removeWithRetries(row: NodeRow, remove: string[]): Promise<void> 
  * all were new, and they are taken out again. Anything between (another process's write, which the lock rules out)
  * cannot be told apart, and the error says so.
  */
-async function undo(row: NodeRow, claimEntries: string[], before: number): Promise<void> {
+async function undo(
+	row: NodeRow,
+	claimEntries: string[],
+	before: number,
+	stillHeld: () => void,
+): Promise<void> {
 	const after = await count(row).catch(() => undefined);
 	if (after === before) return;
 	if (after === before + new Set(claimEntries).size) {
-		await removeWithRetries(row, claimEntries);
+		await removeWithRetries(row, claimEntries, stillHeld);
 		return;
 	}
 	throw new LockError(
