@@ -5,7 +5,8 @@ import { clip } from '../helpers/clip';
 import { requireIdempotencyKey } from '../helpers/idempotencyKey';
 import { KeyStore, type ClaimAnswer, type NodeRow } from './keyStore';
 import { newResendCode, resendWayForward } from './resendCodes';
-import { LockError, RowLock } from './rowLock';
+import { LockError } from './lockErrors';
+import { RowLock } from './rowLock';
 
 /** The most characters of a key a message shows: the key is the user's data, of any size. */
 const MAX_KEY_SHOWN = 200;

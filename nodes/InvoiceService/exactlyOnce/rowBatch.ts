@@ -2,7 +2,8 @@ import type { IDeduplicationOutput } from 'n8n-workflow';
 
 import type { ClaimAnswer, ClaimOp, NodeRow, Outcome, RowBatch } from './keyStore';
 import { endEntries, endMarksToRemove, signOf, watchedEntry } from './flightWatch';
-import { asLockError, LockError, type Clock } from './rowLock';
+import { asLockError, LockError } from './lockErrors';
+import type { Clock } from './rowLock';
 
 /**
  * One node row's share of a KeyStore batch, written under the workflow's lock (keyStore.ts says what the entries

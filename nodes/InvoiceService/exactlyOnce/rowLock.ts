@@ -1,6 +1,8 @@
 import type { IDeduplicationOutput, IExecuteFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
+import { asLockError, conflictMessage, isPrimaryKeyCollision, LockError } from './lockErrors';
+
 /**
  * A mutex across n8n processes on the workflow's row of n8n's processed-data store (scope "workflow", context
  * ''), taken around every read-modify-write of a node's Idempotency Key row (docs/how-it-works.md, "Idempotency
@@ -10,14 +12,13 @@ import { sleep } from 'n8n-workflow';
  * (`clearAllProcessedItems`).
  *
  * No decision compares one process's clock with another's: every age is measured on the deciding process's own
- * monotonic clock. A waiter takes over a lock only after it has watched the same lock, unchanged: its entry count (a
- * random number of stamps per acquisition) for markAfterMs, then, for the lease, with random entries of its own
- * added to the row (the marker: still there, the row was never deleted meanwhile, so two holds in a row with the
- * same count are told apart for certain; the holder it watched took the lock before the mark). It takes over by adding its identity to the row, never by deleting it: only a holder deletes
- * its own lock, so no late delete can land on the next holder's. A take-over (and an empty row, which n8n takes by
- * an UPDATE) is not atomic: the taker holds only if, after a grace period, the row holds its identity and no entry
- * besides its own write. A holder writes only within writeMs of taking the lock and deletes it only within
- * releaseMs, both well inside the lease. docs/how-it-works.md names what remains (a query delayed past these margins).
+ * monotonic clock. A waiter takes over a lock only after it has watched it unchanged: its entry count (random
+ * stamps per acquisition) for markAfterMs, then for the lease with a marker of its own in the row (still there: the
+ * row was never deleted, so two holds in a row with the same count are told apart, and the holder took the lock
+ * before the mark). It adds its identity to the row, never deletes it: only a holder deletes its own lock. A
+ * take-over (and an empty row, which n8n takes by an UPDATE) is not atomic: the taker holds only if, after a grace
+ * period, the row holds its identity and no entry besides its own write. A holder writes only within writeMs of
+ * taking the lock and deletes it only within releaseMs. docs/how-it-works.md names what remains (a late query).
  */
 
 export type LockHelpers = Pick<
@@ -89,53 +90,11 @@ const idB = (n: number) => `${LOCK} b${n}`;
 const MARKS = 1000;
 const markC = (n: number) => `${LOCK} c${n}`;
 const markD = (n: number) => `${LOCK} d${n}`;
+const all = (count: number, entry: (n: number) => string) =>
+	Array.from({ length: count }, (_, index) => entry(index + 1));
 /** Every entry a lock of this package can hold: a row made only of these is a lock's (or its remains). */
-const OURS = [
-	LOCK,
-	...Array.from({ length: SLOTS }, (_, index) => stamp(index + 1)),
-	...Array.from({ length: IDS }, (_, index) => idA(index + 1)),
-	...Array.from({ length: IDS }, (_, index) => idB(index + 1)),
-	...Array.from({ length: MARKS }, (_, index) => markC(index + 1)),
-	...Array.from({ length: MARKS }, (_, index) => markD(index + 1)),
-];
-
-/** Why the lock could not be had. */
-export class LockError extends Error {
-	constructor(
-		readonly kind: 'busy' | 'conflict' | 'store',
-		message: string,
-		readonly cause?: unknown,
-	) {
-		super(message);
-	}
-}
-
-/** A failed store call counts as a lost first-INSERT race only for the primary-key error (PostgreSQL, SQLite). */
-export function isPrimaryKeyCollision(error: unknown): boolean {
-	const { code, message, driverError } = (error ?? {}) as {
-		code?: unknown;
-		message?: unknown;
-		driverError?: { code?: unknown };
-	};
-	const codes = [code, driverError?.code];
-	if (
-		codes.some((value) =>
-			['23505', 'SQLITE_CONSTRAINT', 'SQLITE_CONSTRAINT_PRIMARYKEY'].includes(value as string),
-		)
-	)
-		return true;
-	return (
-		typeof message === 'string' &&
-		/duplicate key value|UNIQUE constraint failed|PRIMARY KEY|ER_DUP_ENTRY/i.test(message)
-	);
-}
-
-/** n8n's DeduplicationError for a row written in another mode: a Remove Duplicates node's row. */
-const isModeConflict = (error: unknown) =>
-	/incompatible setting/i.test(String((error as Error)?.message ?? ''));
-
-const conflictMessage =
-	"The workflow's entry in n8n's processed-data store is used by another node (a Remove Duplicates node with Scope: Workflow?)";
+const OURS = [LOCK, ...all(SLOTS, stamp), ...all(IDS, idA), ...all(IDS, idB), ...all(MARKS, markC)];
+OURS.push(...all(MARKS, markD));
 
 const ENTRIES = { mode: 'entries' } as const;
 
@@ -149,7 +108,7 @@ type Taking =
 
 /**
  * What a waiter has seen of the lock: the count it watches, since when, and its last look (own clock); `marker`:
- * the random entry it added to that lock's row, from `since` on (the row has not been deleted while it is there).
+ * the entries it added to that lock's row, from `since` on (the row has not been deleted while they are there).
  */
 interface Watch {
 	count: number;
@@ -435,15 +394,4 @@ export class RowLock {
 			throw asLockError(error);
 		}
 	}
-}
-
-/** Any failure of the store as a LockError: a Remove Duplicates row's mode error is a conflict. */
-export function asLockError(error: unknown): LockError {
-	if (error instanceof LockError) return error;
-	if (isModeConflict(error)) return new LockError('conflict', conflictMessage, error);
-	return new LockError('store', storeMessage(error), error);
-}
-
-export function storeMessage(error: unknown): string {
-	return (error as Error)?.message ?? String(error);
 }
