@@ -257,8 +257,10 @@ async function removeWithRetries(
 /**
  * A claims' check that failed may have been written before it failed (the connection dropped after the commit). It
  * was sent without a trim, so the row's count tells: unchanged, nothing was written; grown by every entry checked,
- * all were new, and they are taken out again. Anything between (another process's write, which the lock rules out)
- * cannot be told apart, and the error says so.
+ * all were new, and they are taken out again. Anything between is a check that mixed entries the row held (a key
+ * created or unknown, a re-delivery) with new ones: which were new cannot be told (the store answers only by adding,
+ * and the answer was lost), so the keys stay as the check left them, in flight (never sent twice), and the error
+ * says what a later delivery meets (issue 42, defect 6).
  */
 async function undo(
 	row: NodeRow,
@@ -274,7 +276,7 @@ async function undo(
 	}
 	throw new LockError(
 		'store',
-		"n8n's database failed while recording Idempotency Keys, and may have recorded part of the change",
+		"n8n's database failed while recording Idempotency Keys, after writing them, and which of them were new cannot be told: this item's key may now look in flight, so a later delivery of its event waits Max Retry Wait + Timeout + 30 s, then fails as an unknown outcome with a resend code (nothing was sent for this item: if the service has no record of it, enter that code)",
 	);
 }
 
