@@ -11,18 +11,18 @@ const sleep = async (ms: number) => await new Promise<void>((resolve) => setTime
 
 describe("a waiter and two holds of the lock in a row with the same entry count (issue 42's defect 5)", () => {
 	it('the waiter, missing the gap between them, does not take the second (young) hold over: it takes the lock only once that hold has given it back', async () => {
-		// Shortened: a holder writes within 300 ms and deletes within 600 ms; a waiter takes over after 1.5 s (today:
-		// marked after 150 ms, taken over 1.5 s after the mark). A DELETE late by 800 ms (less than the lease past the
-		// holder's last DELETE) must not land under the next holder.
+		// Shortened: a holder writes within 300 ms and deletes within 1.5 s; a waiter takes over 2 s after its first
+		// look (today: marked after 150 ms, taken over 2 s after the mark). The first hold lasts 0.9 s, the second
+		// 0.4 s, and the second's DELETE runs 1.3 s late: it lands 2.6 s in.
 		Object.assign(lockTiming, {
-			leaseMs: 1500,
-			writeMs: 300,
-			releaseMs: 600,
+			leaseMs: 2000,
 			markAfterMs: 150,
-			gapMs: 300,
+			writeMs: 300,
+			releaseMs: 1500,
+			gapMs: 1000,
 			graceMs: 50,
 			breakJitterMs: 10,
-			maxWaitMs: 10_000,
+			maxWaitMs: 20_000,
 			pollMinMs: 5,
 			pollMaxMs: 20,
 		});
@@ -32,8 +32,8 @@ describe("a waiter and two holds of the lock in a row with the same entry count 
 		const model = new StoreModel({
 			beforeQuery: async ({ caller, step }) => {
 				if (caller === 'waiter') await waiterPaused;
-				// The second hold's DELETE runs 800 ms after it was sent.
-				if (caller === 'holder' && step === 'delete' && holds === 2) await sleep(800);
+				// The second hold's DELETE runs 1.3 s after it was sent.
+				if (caller === 'holder' && step === 'delete' && holds === 2) await sleep(1300);
 			},
 			onRun: ({ caller, step }) => {
 				if (caller === 'holder' && step === 'delete' && holds === 2)
@@ -66,7 +66,7 @@ describe("a waiter and two holds of the lock in a row with the same entry count 
 						waiterPaused = undefined;
 						resume();
 					}
-					await sleep(550);
+					await sleep(holds === 1 ? 900 : 400);
 					if (holds === 1) waiterPaused = new Promise<void>((resolve) => (resume = resolve));
 				},
 			);
