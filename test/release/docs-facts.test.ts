@@ -17,7 +17,11 @@ import { lockTiming } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
 import { MAX_ANSWER_BYTES } from '../../nodes/InvoiceService/transport/body';
 import { WINDOW_MS } from '../../nodes/InvoiceService/transport/deadlines';
 import { IDLE_MS, MAX_SERVICES } from '../../nodes/InvoiceService/transport/pace';
-import { MAX_SENDS, MIN_RETRY_WAIT_MS } from '../../nodes/InvoiceService/transport/request';
+import {
+	LAST_TRY_AFTER_MS,
+	MAX_SENDS,
+	MIN_RETRY_WAIT_MS,
+} from '../../nodes/InvoiceService/transport/request';
 import { REPO_ROOT, packPackage } from '../../tools/n8n';
 import { headingAnchors, tableAfter } from '../support/docs';
 
@@ -787,11 +791,30 @@ describe('counts and limits the docs state, against the code', () => {
 		['docs/reference.md', /At most (\d+) services/, MAX_SERVICES],
 		['docs/reference.md', /dropped once idle for more than (\d+) s/, IDLE_MS / 1000],
 		['docs/reference.md', /a claim that waited (\d+) s for it fails/, lockTiming.maxWaitMs / 1000],
-		['docs/reference.md', /lock seen unchanged for (a|\d+) minutes?/, lockTiming.leaseMs / 60_000],
+		[
+			'docs/reference.md',
+			/lock seen unchanged for (\d+) s/,
+			(lockTiming.markAfterMs + lockTiming.leaseMs) / 1000,
+		],
 		[
 			'docs/how-it-works.md',
 			/has watched the same\s+count, unchanged, for (\d+) s/,
+			lockTiming.markAfterMs / 1000,
+		],
+		[
+			'docs/how-it-works.md',
+			/has then watched the same count, unchanged, for (\d+) s more/,
 			lockTiming.leaseMs / 1000,
+		],
+		[
+			'docs/how-it-works.md',
+			/write that n8n's\s+database runs more than (\d+) s after it was sent/,
+			(lockTiming.leaseMs + lockTiming.graceMs - lockTiming.writeMs) / 1000,
+		],
+		[
+			'docs/how-it-works.md',
+			/its DELETE more than (\d+) s after/,
+			(lockTiming.leaseMs + lockTiming.graceMs - lockTiming.releaseMs) / 1000,
 		],
 		['docs/how-it-works.md', /a holder writes only within (\d+) s/, lockTiming.writeMs / 1000],
 		['docs/how-it-works.md', /deletes its\s+lock only within (\d+) s/, lockTiming.releaseMs / 1000],
@@ -801,6 +824,11 @@ describe('counts and limits the docs state, against the code', () => {
 			lockTiming.graceMs / 1000,
 		],
 		['docs/reference.md', /Each list names the first (\d+) items/, LISTED],
+		[
+			'docs/reference.md',
+			/no try starts later than \*Max Retry Wait\* \+ (\d+) s/,
+			LAST_TRY_AFTER_MS / 1000,
+		],
 	];
 
 	test.each(

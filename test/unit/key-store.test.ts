@@ -2,7 +2,7 @@
 // query failing before or after its commit: what each claim and outcome of the batch answers, and what the row
 // holds after it.
 import { KeyStore, type NodeRow } from '../../nodes/InvoiceService/exactlyOnce/keyStore';
-import { RowLock } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
+import { lockTiming, RowLock } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
 import { hashOf, StoreModel, type Query } from '../support/store-model';
 
 const WORKFLOW = 'unit-workflow';
@@ -159,5 +159,46 @@ describe('one batch of claims and outcomes', () => {
 		).resolves.toBe('created');
 		expect(said).toEqual(['A twice']);
 		expect(stateOf('A')).toBe('flight');
+	});
+});
+
+describe("a holder's last writes (issue 42's defect 2)", () => {
+	const saved = { ...lockTiming };
+	afterEach(() => Object.assign(lockTiming, saved));
+
+	it('are all sent within writeMs of taking the lock, removal retries included: a removal whose tries outlast it is not sent again, and its claim says its key is left in flight', async () => {
+		// Shortened: a holder writes only within 300 ms of its INSERT; each removal try fails after 200 ms (n8n's
+		// pool timing out on a busy database), so a third try would be sent 400 ms in.
+		Object.assign(lockTiming, { writeMs: 300 });
+		let lockedAt = 0;
+		const sentAt: number[] = [];
+		const model = new StoreModel({
+			beforeQuery: async (query) => {
+				if (
+					query.row === NODE_ROW &&
+					query.helper === 'removeProcessed' &&
+					query.step === 'select'
+				) {
+					sentAt.push(performance.now() - lockedAt);
+					await new Promise((resolve) => setTimeout(resolve, 200));
+					throw new Error('timeout exceeded when trying to connect');
+				}
+			},
+			onRun: (query) => {
+				if (query.row === `${WORKFLOW} ` && query.step === 'insert') lockedAt = performance.now();
+			},
+		});
+		const helpers = model.helpersFor(WORKFLOW, NODE_ID);
+		const store = new KeyStore(new RowLock(WORKFLOW, helpers as never), () => undefined);
+		const row: NodeRow = { scope: NODE_ID, helpers: helpers as never, historySize: 100 };
+		// A created, then claimed again: the claim's check adds `open:A`, which its removal must take out.
+		model.rows.set(NODE_ROW, { mode: 'entries', data: [hashOf('claim:A')] });
+		const said: string[] = [];
+		await expect(
+			store.claim(row, 'A', { ...request, onLeftInFlight: () => said.push('left in flight') }),
+		).resolves.toBe('created');
+		expect(said).toEqual(['left in flight']);
+		expect(sentAt.length).toBeGreaterThan(0);
+		expect(sentAt.every((at) => at < 300)).toBe(true);
 	});
 });

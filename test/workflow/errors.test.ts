@@ -224,6 +224,28 @@ describe('every answer of the service becomes one clear error', () => {
 		expect(nock.pendingMocks()).toHaveLength(0);
 	});
 
+	it("bounds a create's whole time, tries included, not only its waits: no try starts later than Max Retry Wait + 15 s after the first (issue 42's defect 4)", async () => {
+		// Each 503 comes after 9 s (Timeout 10 s), asking for a 1 s wait: the waits alone (1 s each) would let a third
+		// try start 20 s in, past Max Retry Wait (2 s) + 15 s; another delivery of the same key gives up 42 s after
+		// the claim (Max Retry Wait + Timeout + 30 s), and a try must not still be under way then.
+		const sent: number[] = [];
+		nock(ORIGIN)
+			.post(`${API}/create-customer`)
+			.times(3)
+			.delay(9000)
+			.reply(() => {
+				sent.push(Date.now());
+				return [503, { status: 'error', message: 'maintenance' }, { 'retry-after': '1' }];
+			});
+		const result = await runInvoiceService({
+			parameters: customerParameters({ options: { maxRetryWait: 2, timeout: 10_000 } }),
+			items: [ADA],
+		});
+		expect(result.error?.message).toBe('The service is unavailable (HTTP 503): maintenance');
+		// Tries 10 s apart (9 s each, then the 1 s wait): the second starts 10 s after the first, a third would 20 s.
+		expect(sent.map((at) => at - sent[0] <= 17_000)).toEqual([true, true]);
+	}, 60_000);
+
 	it.each<[string, Record<string, string>]>([
 		['Retry-After: 0', { 'retry-after': '0' }],
 		['a Retry-After in the past', { 'retry-after': 'Wed, 21 Oct 2015 07:28:00 GMT' }],

@@ -128,10 +128,12 @@ export class ItemStep {
 	 */
 	async keysWritten(): Promise<void> {
 		if (!this.claims) return;
-		const { notMarked, notGivenBack, leftInFlight } = await this.claims.written();
-		this.run.counts.keysNotWritten.notMarked.push(...notMarked);
-		this.run.counts.keysNotWritten.notGivenBack.push(...notGivenBack);
-		this.run.counts.keysNotWritten.leftInFlight.push(...leftInFlight);
+		const { notMarked, notGivenBack, leftInFlight, expiredUnsent } = await this.claims.written();
+		const counted = this.run.counts.keysNotWritten;
+		counted.notMarked.push(...notMarked);
+		counted.notGivenBack.push(...notGivenBack);
+		counted.leftInFlight.push(...leftInFlight);
+		counted.expiredUnsent.push(...expiredUnsent);
 	}
 
 	/**

@@ -5,7 +5,8 @@ import { clip } from '../helpers/clip';
 import { requireIdempotencyKey } from '../helpers/idempotencyKey';
 import { KeyStore, type ClaimAnswer, type NodeRow } from './keyStore';
 import { newResendCode, resendWayForward } from './resendCodes';
-import { LockError, RowLock } from './rowLock';
+import { LockError } from './lockErrors';
+import { RowLock } from './rowLock';
 
 /** The most characters of a key a message shows: the key is the user's data, of any size. */
 const MAX_KEY_SHOWN = 200;
@@ -45,6 +46,9 @@ export type ClaimResult =
 interface LeftInFlight {
 	leftInFlight?: true;
 }
+
+/** A claim's answer once the key is not in flight elsewhere (or the wait is over). */
+type FoundAnswer = Exclude<ClaimAnswer, 'flight' | { flight: string }>;
 
 /** Waits for a key in flight in another process (tests shorten them). */
 export const flightTiming = {
@@ -144,7 +148,7 @@ export class IdempotencyKeys {
 			inFlight.delete(id);
 			settle();
 		};
-		let answer: ClaimAnswer;
+		let answer: FoundAnswer;
 		let sentAt: number;
 		let leftInFlight: boolean;
 		// The resend code the key gets if this claim gives up waiting for another process's flight.
@@ -164,7 +168,7 @@ export class IdempotencyKeys {
 				...left,
 			};
 		}
-		if (answer === 'unknown' || answer === 'flight') {
+		if (answer === 'unknown') {
 			done();
 			return { state: 'unknown', ...left };
 		}
@@ -172,8 +176,9 @@ export class IdempotencyKeys {
 			done();
 			return { state: 'unknown', code: expiryCode, ...left };
 		}
-		// Another process gives up waiting for this key only flightTiming.marginMs or more after it first saw it in
-		// flight, so after this claim was sent: a created mark before half that needs no second check (keyStore.ts).
+		// Another process gives up waiting for this key only flightTiming.marginMs or more after it first saw this very
+		// flight (flightWatch.ts), so after this claim was sent: a created mark before half that needs no second check
+		// (keyStore.ts).
 		const noExpiryBefore = sentAt + flightTiming.marginMs / 2;
 		const settleAs = async (outcome: 'created' | 'unknown' | 'released', code?: string) => {
 			try {
@@ -192,38 +197,41 @@ export class IdempotencyKeys {
 				unknown: async (code) => await settleAs('unknown', code),
 				release: async () => await settleAs('released'),
 			},
-			...(typeof answer === 'object' ? { resent: answer.taken } : {}),
+			...(typeof answer === 'object' && 'taken' in answer ? { resent: answer.taken } : {}),
 		};
 	}
 
 	/**
 	 * The key's answer once no other process has it in flight (or the wait is over: then it is unknown), when the
-	 * claim that gave it was sent, and whether n8n's database left the key looking in flight after it. The wait
-	 * counts from the first answer that found the key in flight: never from before the other process's claim was
-	 * written.
+	 * claim that gave it was sent, and whether n8n's database left the key looking in flight after it. From its
+	 * second look on, the claim watches the flight (flightWatch.ts): the wait counts from the first look that saw the
+	 * flight it watches, and starts again whenever that flight has ended and another holds the key.
 	 */
 	private async waitOutFlight(
 		key: string,
 		codes: string[],
 		expiryCode: string,
-	): Promise<{ answer: ClaimAnswer; sentAt: number; leftInFlight: boolean }> {
-		let seenInFlight: number | undefined;
+	): Promise<{ answer: FoundAnswer; sentAt: number; leftInFlight: boolean }> {
+		let watch: { sign?: string; since?: number } | undefined;
 		let delay = flightTiming.pollMinMs;
 		for (;;) {
 			const sentAt = flightTiming.now();
 			const expireFlight =
-				seenInFlight !== undefined && sentAt - seenInFlight >= this.settings.flightWaitMs;
+				watch?.since !== undefined && sentAt - watch.since >= this.settings.flightWaitMs;
 			const store = this.store();
 			let leftInFlight = false;
 			const answer = await store.claim(this.row, key, {
 				codes,
+				...(watch ? { watch: { sign: watch.sign } } : {}),
 				expireFlight,
 				expiryCode,
 				onLeftInFlight: () => (leftInFlight = true),
 			});
 			this.wroteIn(store);
-			if (answer !== 'flight') return { answer, sentAt, leftInFlight };
-			seenInFlight ??= flightTiming.now();
+			if (answer === 'flight') watch = {};
+			else if (typeof answer === 'object' && 'flight' in answer) {
+				if (!answer.same) watch = { sign: answer.flight, since: flightTiming.now() };
+			} else return { answer, sentAt, leftInFlight };
 			await sleep(delay + Math.floor(Math.random() * delay));
 			delay = Math.min(delay * 2, flightTiming.pollMaxMs);
 		}
@@ -311,7 +319,7 @@ function storeItemError(
 	}[kind];
 	const next = {
 		store: "Check that n8n's database is reachable and has room, then run the item again.",
-		busy: 'Another execution may hold many keys, or an n8n process died holding the lock (another process takes it over once it has seen it unchanged for a minute). Run the item again.',
+		busy: 'Another execution may hold many keys, or an n8n process died holding the lock (another process takes it over once it has seen it unchanged for 68 s). Run the item again.',
 		conflict:
 			'Another node (a Remove Duplicates node with Scope: Workflow) uses the same entry of the processed-data store: set its Scope to "Node" and run again.',
 	}[kind];

@@ -1,13 +1,8 @@
-import type { IDeduplicationOutput, IExecuteFunctions } from 'n8n-workflow';
+import type { IExecuteFunctions } from 'n8n-workflow';
 
-import {
-	asLockError,
-	LockError,
-	RowLock,
-	systemClock,
-	type Clock,
-	type LockHelpers,
-} from './rowLock';
+import type { FlightWatch } from './flightWatch';
+import { count, rejectAll, writeRow } from './rowBatch';
+import { RowLock, systemClock, type Clock, type LockHelpers } from './rowLock';
 
 /**
  * The Idempotency Keys of one workflow's nodes in n8n's processed-data store (scope "node": one row per workflow
@@ -25,6 +20,7 @@ import {
  * unknown: `claim:`) or both (released). Only a claim that finds the key created or unknown takes out the entry
  * its check added. A key marked created late (past `noExpiryBefore`) also has its `claim:` checked in again: another
  * process may have given up waiting for it by then and made it unknown, and a created key must not end absent.
+ * A waiter tells one flight of a key from the next by the key's end marks (flightWatch.ts).
  *
  * Every change happens holding the workflow's RowLock, so no two processes write a row at once. Inside one
  * process, the claims and outcomes of all the workflow's nodes that arrive while a batch is written go together
@@ -37,9 +33,17 @@ export type StoreHelpers = LockHelpers & Pick<IExecuteFunctions['helpers'], 'rem
 /**
  * A key's state when claimed: "new" means this claim now holds it (in flight), and so does `taken` (an unknown
  * key taken over with its code); "expired": in flight elsewhere past the wait, now unknown with the claim's
- * `expiryCode`.
+ * `expiryCode`. In flight elsewhere: "flight", or for a claim that watches (`watch`) the flight's sign, and whether
+ * it is the flight watched so far (`same`: else the watch starts again).
  */
-export type ClaimAnswer = 'new' | 'created' | 'unknown' | 'expired' | 'flight' | { taken: string };
+export type ClaimAnswer =
+	| 'new'
+	| 'created'
+	| 'unknown'
+	| 'expired'
+	| 'flight'
+	| { taken: string }
+	| { flight: string; same: boolean };
 /** Where a claimed key goes when its item's outcome is known. */
 export type Outcome = 'created' | 'unknown' | 'released';
 
@@ -49,7 +53,15 @@ export interface ClaimRequest {
 	 * Outcomes Of). Never a key in flight past the wait: that one gets a code of its own (`expiryCode`).
 	 */
 	codes: string[];
-	/** A key still in flight is given up on: it becomes unknown (its holder outlived the wait, or died)... */
+	/**
+	 * Follows the key's flight (flightWatch.ts): its sign comes with a "flight" answer. A waiter sends it from its
+	 * second look on.
+	 */
+	watch?: FlightWatch;
+	/**
+	 * A key still in flight is given up on: it becomes unknown (its holder outlived the wait, or died). Only the
+	 * flight watched (`watch.sign`, unchanged, and the key watched all along): any other is a "flight" answer...
+	 */
 	expireFlight: boolean;
 	/** ...with this resend code (required with expireFlight). */
 	expiryCode?: string;
@@ -68,42 +80,18 @@ export interface NodeRow {
 	historySize: number;
 }
 
-const CLAIM = 'claim:';
-const OPEN = 'open:';
-const CODE = 'code:';
-/** A resend code's entry for a key. */
-const codeEntry = (code: string, key: string) => `${CODE}${code} ${key}`;
-/**
- * Code entries a removal could not take out, by row (this process): taken out with that row's next removal. A claim
- * that lists resend codes checks their entries for its key, which adds those that are not there; left in, one would
- * look like a code issued for that key, and a later claim listing it (the code still in the option) would take the key
- * over once it is unknown, without anyone having checked it. Taking one out later is always right: a code is random
- * and issued once, so its entry for a key is never wanted once a claim has checked it.
- */
-const codesLeftIn = new Map<string, Set<string>>();
-
-/** The answers whose claim's removal takes out a state entry its check added: left in, the key looks in flight. */
-const LEAVES_IN_FLIGHT = new Set<string>(['created', 'unknown', 'expired']);
-
-/** The entries an outcome takes out of the row. */
-const REMOVED_BY: Record<Outcome, string[]> = {
-	created: [OPEN],
-	unknown: [CLAIM],
-	released: [CLAIM, OPEN],
-};
-
-interface Pending<T> {
+export interface Pending<T> {
 	row: NodeRow;
 	key: string;
 	resolve(value: T): void;
 	reject(error: unknown): void;
 }
-type ClaimOp = Pending<ClaimAnswer> & ClaimRequest;
+export type ClaimOp = Pending<ClaimAnswer> & ClaimRequest;
 /**
  * `code`: an unknown key's resend code. `noExpiryBefore` (a created key): the time, on this process's clock, before
  * which no other process can have given up waiting for the key (ClaimRequest.expireFlight).
  */
-type OutcomeOp = Pending<void> & { outcome: Outcome; code?: string; noExpiryBefore: number };
+export type OutcomeOp = Pending<void> & { outcome: Outcome; code?: string; noExpiryBefore: number };
 
 export class KeyStore {
 	private claims: ClaimOp[] = [];
@@ -205,7 +193,7 @@ export class KeyStore {
 }
 
 /** One node row's share of a batch. */
-interface RowBatch {
+export interface RowBatch {
 	row: NodeRow;
 	claims: ClaimOp[];
 	outcomes: OutcomeOp[];
@@ -231,252 +219,3 @@ function byRow(claims: ClaimOp[], outcomes: OutcomeOp[]): RowBatch[] {
  * whether or not it was written (a created key's `claim:`, a code), so it needs neither.
  */
 const addsClaims = ({ claims }: RowBatch) => claims.length > 0;
-
-function rejectAll(batch: RowBatch, error: unknown): void {
-	for (const op of [...batch.claims, ...batch.outcomes]) op.reject(error);
-}
-
-/** How many times a removal is sent before its batch's outcomes fail (it only takes entries out: a repeat is safe). */
-const REMOVAL_TRIES = 3;
-
-/**
- * One row's batch under the lock: one check for the claims' entries, one for what the outcomes add (a late created
- * key's `claim:`, an unknown key's code; only when there is any), then one removal for the outcomes and for what the
- * claims' answers do not keep. Apart, a check that fails after its commit is undone by the row's count (claims) or
- * needs no undo (it adds only what is right either way). A claim is answered once its check is written; an outcome
- * once its removal is.
- */
-async function writeRow(
-	batch: RowBatch,
-	stillHeld: () => void,
-	clock: Pick<Clock, 'now'>,
-): Promise<void> {
-	const { row, claims, outcomes } = batch;
-	try {
-		const claimEntries = claims.flatMap(({ key, codes, expireFlight, expiryCode }) => [
-			CLAIM + key,
-			OPEN + key,
-			...codes.map((code) => codeEntry(code, key)),
-			...(expireFlight && expiryCode ? [codeEntry(expiryCode, key)] : []),
-		]);
-		// A created key's claim is checked in again once another process may have outlived its wait for it and made
-		// it unknown: a created key must not end absent (a later delivery would create the record again). Before
-		// that, no process can have (it waits at least twice as long from after the claim was written), and the lock
-		// keeps every other process out until this batch is written.
-		const now = clock.now();
-		const outcomeEntries = outcomes.flatMap(({ key, outcome, code, noExpiryBefore }) => [
-			...(outcome === 'created' && now >= noExpiryBefore ? [CLAIM + key] : []),
-			...(outcome === 'unknown' && code ? [codeEntry(code, key)] : []),
-		]);
-		const remove: string[] = [...(codesLeftIn.get(row.scope) ?? [])];
-		// Once their check is written, the claims' answers stand whatever follows (a key found created keeps its
-		// answer; if the removal of what its check added fails, the key looks in flight: never sent twice). A failed
-		// check (undone) fails the claims alone: the outcomes do not depend on it.
-		let answers: ClaimAnswer[] | undefined;
-		if (claims.length > 0) {
-			try {
-				answers = await checkClaims(batch, claimEntries, remove, stillHeld);
-			} catch (error) {
-				for (const op of claims) op.reject(error);
-			}
-		}
-		/** Whether a check of this batch is written: its removal then goes however late (it completes it). */
-		let written = answers !== undefined;
-		let failure: unknown;
-		if (outcomeEntries.length > 0) {
-			try {
-				stillHeld();
-				await record(row, outcomeEntries, row.historySize + outcomeEntries.length);
-				written = true;
-			} catch (error) {
-				failure = error;
-			}
-		}
-		// Outcomes whose entries could not be added change nothing more (a created key keeps its `open:`).
-		if (!failure) {
-			remove.push(
-				...outcomes.flatMap(({ key, outcome }) => REMOVED_BY[outcome].map((entry) => entry + key)),
-			);
-		}
-		let removed = true;
-		if (remove.length > 0) {
-			try {
-				if (!written) stillHeld();
-				await removeWithRetries(row, remove);
-			} catch (error) {
-				removed = false;
-				failure ??= error;
-			}
-		}
-		if (answers) {
-			claims.forEach((op, index) => {
-				const answer = answers[index];
-				if (!removed && typeof answer === 'string' && LEAVES_IN_FLIGHT.has(answer)) {
-					op.onLeftInFlight?.();
-				}
-				op.resolve(answer);
-			});
-		}
-		for (const op of outcomes) {
-			if (failure) op.reject(failure);
-			else op.resolve();
-		}
-	} catch (error) {
-		// Anything unforeseen: every op not answered yet fails (an answered one keeps its answer).
-		rejectAll(batch, error);
-	}
-}
-
-/**
- * The claims' check: their answers, and in `remove` what the check added that the answers do not keep. A check
- * that fails is undone (undo()) and throws.
- */
-async function checkClaims(
-	batch: RowBatch,
-	claimEntries: string[],
-	remove: string[],
-	stillHeld: () => void,
-): Promise<ClaimAnswer[]> {
-	const { row, claims } = batch;
-	stillHeld();
-	if (batch.before === undefined) batch.before = await count(row);
-	stillHeld();
-	// Room for History Size keys, the second entry of each new claim and the codes checked and taken out again. A
-	// check that could trim is sent without a limit (its count then tells whether a failed check was written) and
-	// the row is trimmed after.
-	const cap = row.historySize + claims.length + (claimEntries.length - 2 * claims.length);
-	const before = batch.before;
-	const trims = before + new Set(claimEntries).size > cap;
-	let held: Set<string>;
-	try {
-		const { processed } = await record(row, claimEntries, trims ? undefined : cap);
-		held = new Set(processed.map(String));
-	} catch (error) {
-		await undo(row, claimEntries, before);
-		throw asLockError(error);
-	}
-	const answers = claims.map((claim) => decide(claim, held, remove));
-	// The row is only larger until the next batch trims it, when this fails.
-	if (trims) await record(row, [], cap).catch(() => undefined);
-	return answers;
-}
-
-/** A check of the node's row (it records what it does not find), trimmed to `maxEntries` when given. */
-async function record(
-	row: NodeRow,
-	entries: string[],
-	maxEntries?: number,
-): Promise<IDeduplicationOutput> {
-	return await call(
-		async () =>
-			await row.helpers.checkProcessedAndRecord(entries, 'node', {
-				mode: 'entries',
-				...(maxEntries === undefined ? {} : { maxEntries }),
-			}),
-	);
-}
-
-/**
- * The removal, sent again when it fails (no stillHeld(): the check is written, and the row is only right once
- * this is). Throws the last failure as a LockError.
- */
-async function removeWithRetries(row: NodeRow, remove: string[]): Promise<void> {
-	let failure: unknown;
-	for (let attempt = 0; attempt < REMOVAL_TRIES; attempt++) {
-		failure = await row.helpers.removeProcessed(remove, 'node', { mode: 'entries' }).then(
-			() => undefined,
-			(error: unknown) => asLockError(error),
-		);
-		if (!failure) {
-			const left = codesLeftIn.get(row.scope);
-			for (const entry of remove) left?.delete(entry);
-			if (left?.size === 0) codesLeftIn.delete(row.scope);
-			return;
-		}
-	}
-	const codes = remove.filter((entry) => entry.startsWith(CODE));
-	if (codes.length > 0) {
-		const left = codesLeftIn.get(row.scope) ?? new Set<string>();
-		for (const entry of codes) left.add(entry);
-		codesLeftIn.set(row.scope, left);
-	}
-	throw asLockError(failure);
-}
-
-/**
- * A claims' check that failed may have been written before it failed (the connection dropped after the commit). It
- * was sent without a trim, so the row's count tells: unchanged, nothing was written; grown by every entry checked,
- * all were new, and they are taken out again. Anything between (another process's write, which the lock rules out)
- * cannot be told apart, and the error says so.
- */
-async function undo(row: NodeRow, claimEntries: string[], before: number): Promise<void> {
-	const after = await count(row).catch(() => undefined);
-	if (after === before) return;
-	if (after === before + new Set(claimEntries).size) {
-		await removeWithRetries(row, claimEntries);
-		return;
-	}
-	throw new LockError(
-		'store',
-		"n8n's database failed while recording Idempotency Keys, and may have recorded part of the change",
-	);
-}
-
-async function count(row: NodeRow): Promise<number> {
-	return await call(
-		async () => await row.helpers.getProcessedDataCount('node', { mode: 'entries' }),
-	);
-}
-
-async function call<T>(work: () => Promise<T>): Promise<T> {
-	try {
-		return await work();
-	} catch (error) {
-		throw asLockError(error);
-	}
-}
-
-/**
- * A claim's answer from the entries its row held before the check; `remove` gets what the check added and the
- * answer does not keep.
- */
-function decide(claim: ClaimOp, held: Set<string>, remove: string[]): ClaimAnswer {
-	const { key, codes, expireFlight, expiryCode } = claim;
-	const claimed = held.has(CLAIM + key);
-	const open = held.has(OPEN + key);
-	// The listed codes' entries go whatever the key's state: added by the check, used now, or left over.
-	const taking = codes.find((code) => held.has(codeEntry(code, key)));
-	remove.push(...codes.map((code) => codeEntry(code, key)));
-	const expiry = expireFlight && expiryCode ? codeEntry(expiryCode, key) : undefined;
-	const answer = decideState(key, claimed, open, expireFlight, taking, remove);
-	if (expiry && answer !== 'expired') remove.push(expiry);
-	return answer;
-}
-
-function decideState(
-	key: string,
-	claimed: boolean,
-	open: boolean,
-	expireFlight: boolean,
-	taking: string | undefined,
-	remove: string[],
-): ClaimAnswer {
-	if (claimed && !open) {
-		remove.push(OPEN + key);
-		return 'created';
-	}
-	// In flight elsewhere: waited for, unless the wait is over (then its outcome is unknown, with a code of its own).
-	if (claimed && !expireFlight) return 'flight';
-	if (claimed) {
-		remove.push(CLAIM + key);
-		return 'expired';
-	}
-	if (open) {
-		// Unknown: taken over when its code is listed (the check added what a claim of its own holds); else
-		// unknown, without the claim.
-		if (taking) return { taken: taking };
-		remove.push(CLAIM + key);
-		return 'unknown';
-	}
-	return 'new';
-}

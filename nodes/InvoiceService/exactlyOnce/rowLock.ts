@@ -1,6 +1,8 @@
 import type { IDeduplicationOutput, IExecuteFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
+import { asLockError, conflictMessage, isPrimaryKeyCollision, LockError } from './lockErrors';
+
 /**
  * A mutex across n8n processes on the workflow's row of n8n's processed-data store (scope "workflow", context
  * ''), taken around every read-modify-write of a node's Idempotency Key row (docs/how-it-works.md, "Idempotency
@@ -10,13 +12,13 @@ import { sleep } from 'n8n-workflow';
  * (`clearAllProcessedItems`).
  *
  * No decision compares one process's clock with another's: every age is measured on the deciding process's own
- * monotonic clock. A waiter takes over a lock only after it has watched the same lock, unchanged, for the lease (a
- * lock is told from the next one by its entry count: a random number of stamps per acquisition), and it does so by
- * adding its identity to the row, never by deleting it: only a holder deletes its own lock, so no late delete can
- * land on the next holder's. A take-over (and an empty row, which n8n takes by an UPDATE) is not atomic: the taker
- * holds only if, after a grace period, the row holds its identity and no entry besides its own write. A holder
- * writes only within writeMs of taking the lock and deletes it only within releaseMs, both well inside the lease a
- * waiter counts. docs/how-it-works.md names what remains (a query delayed past these margins).
+ * monotonic clock. A waiter takes over a lock only after it has watched it unchanged: its entry count (random
+ * stamps per acquisition) for markAfterMs, then for the lease with a marker of its own in the row (still there: the
+ * row was never deleted, so two holds in a row with the same count are told apart, and the holder took the lock
+ * before the mark). It adds its identity to the row, never deletes it: only a holder deletes its own lock. A
+ * take-over (and an empty row, which n8n takes by an UPDATE) is not atomic: the taker holds only if, after a grace
+ * period, the row holds its identity and no entry besides its own write. A holder writes only within writeMs of
+ * taking the lock and deletes it only within releaseMs. docs/how-it-works.md names what remains (a late query).
  */
 
 export type LockHelpers = Pick<
@@ -40,7 +42,15 @@ export const systemClock: Clock = {
 
 /** The limits of a hold and of a wait (tests shorten them). */
 export const lockTiming = {
-	/** A waiter that has watched one lock unchanged this long breaks it: its holder died (or hangs). */
+	/**
+	 * A waiter that has watched one lock unchanged this long marks it (a random entry of its own in the row): a hold
+	 * usually ends well within it, and a mark is a write.
+	 */
+	markAfterMs: 8_000,
+	/**
+	 * A waiter that has watched one lock, marked, unchanged this long since the mark breaks it: its holder died (or
+	 * hangs).
+	 */
 	leaseMs: 60_000,
 	/** A holder writes only this long after it sent its INSERT (the rest of the lease covers a slow query). */
 	writeMs: 20_000,
@@ -73,51 +83,18 @@ const stamp = (n: number) => `${LOCK} ${n}`;
 const IDS = 100;
 const idA = (n: number) => `${LOCK} a${n}`;
 const idB = (n: number) => `${LOCK} b${n}`;
+/**
+ * Marker entries: a waiter's mark is one of MARKS of each family (one in a million: with the count watched too, one
+ * lock is told from the next). Bounded, so that a row of marks and stamps alone is still known as this package's.
+ */
+const MARKS = 1000;
+const markC = (n: number) => `${LOCK} c${n}`;
+const markD = (n: number) => `${LOCK} d${n}`;
+const all = (count: number, entry: (n: number) => string) =>
+	Array.from({ length: count }, (_, index) => entry(index + 1));
 /** Every entry a lock of this package can hold: a row made only of these is a lock's (or its remains). */
-const OURS = [
-	LOCK,
-	...Array.from({ length: SLOTS }, (_, index) => stamp(index + 1)),
-	...Array.from({ length: IDS }, (_, index) => idA(index + 1)),
-	...Array.from({ length: IDS }, (_, index) => idB(index + 1)),
-];
-
-/** Why the lock could not be had. */
-export class LockError extends Error {
-	constructor(
-		readonly kind: 'busy' | 'conflict' | 'store',
-		message: string,
-		readonly cause?: unknown,
-	) {
-		super(message);
-	}
-}
-
-/** A failed store call counts as a lost first-INSERT race only for the primary-key error (PostgreSQL, SQLite). */
-export function isPrimaryKeyCollision(error: unknown): boolean {
-	const { code, message, driverError } = (error ?? {}) as {
-		code?: unknown;
-		message?: unknown;
-		driverError?: { code?: unknown };
-	};
-	const codes = [code, driverError?.code];
-	if (
-		codes.some((value) =>
-			['23505', 'SQLITE_CONSTRAINT', 'SQLITE_CONSTRAINT_PRIMARYKEY'].includes(value as string),
-		)
-	)
-		return true;
-	return (
-		typeof message === 'string' &&
-		/duplicate key value|UNIQUE constraint failed|PRIMARY KEY|ER_DUP_ENTRY/i.test(message)
-	);
-}
-
-/** n8n's DeduplicationError for a row written in another mode: a Remove Duplicates node's row. */
-const isModeConflict = (error: unknown) =>
-	/incompatible setting/i.test(String((error as Error)?.message ?? ''));
-
-const conflictMessage =
-	"The workflow's entry in n8n's processed-data store is used by another node (a Remove Duplicates node with Scope: Workflow?)";
+const OURS = [LOCK, ...all(SLOTS, stamp), ...all(IDS, idA), ...all(IDS, idB), ...all(MARKS, markC)];
+OURS.push(...all(MARKS, markD));
 
 const ENTRIES = { mode: 'entries' } as const;
 
@@ -129,11 +106,15 @@ type Taking =
 	| { certain: true; identity: string[] }
 	| { certain: false; identity: string[]; expected: number };
 
-/** What a waiter has seen of the lock: the count it watches, since when, and its last look (own clock). */
+/**
+ * What a waiter has seen of the lock: the count it watches, since when, and its last look (own clock); `marker`:
+ * the entries it added to that lock's row, from `since` on (the row has not been deleted while they are there).
+ */
 interface Watch {
 	count: number;
 	since: number;
 	last: number;
+	marker?: string[];
 }
 
 /** One process's hold of a workflow's lock at a time; the database lock orders the processes. */
@@ -198,9 +179,20 @@ export class RowLock {
 			}
 			watch.last = now;
 			let taken: number | undefined;
+			// The count alone cannot tell two holds in a row apart (issue 42): the lease counts from the waiter's mark.
 			if (count === 0) taken = await this.taken(prepare, () => this.tryInsert());
-			else if (now - watch.since >= lockTiming.leaseMs) {
-				taken = await this.taken(prepare, () => this.takeOver(count));
+			else if (!watch.marker && now - watch.since >= lockTiming.markAfterMs) {
+				const marked = await this.mark();
+				if (marked === 'no lock') {
+					taken = await this.taken(prepare, () => this.takeOver(count));
+					watch = undefined;
+				} else if (marked) {
+					const at = this.clock.now();
+					watch = { count: count + marked.added, since: at, last: at, marker: marked.marker };
+				} else watch = undefined;
+			} else if (watch.marker && now - watch.since >= lockTiming.leaseMs) {
+				const marker = watch.marker;
+				taken = await this.taken(prepare, () => this.takeOver(count, marker));
 				watch = undefined;
 			}
 			if (taken !== undefined) return taken;
@@ -273,14 +265,47 @@ export class RowLock {
 	}
 
 	/**
+	 * Marks the lock watched so far with random entries of this waiter's (one of each marker family, MARKS): while
+	 * they are there, the row has not been deleted, so it is the same hold's (or a take-over's, which changes the
+	 * count). 'no lock': the row has no
+	 * LOCK (an earlier version's remains, or another node's history: what this check added is taken out again, and
+	 * the take-over tells which); undefined: the row was gone (the check inserted it: deleted again).
+	 */
+	private async mark(): Promise<{ marker: string[]; added: number } | 'no lock' | undefined> {
+		const draw = () => 1 + Math.floor(this.clock.random() * MARKS);
+		const marker = [markC(draw()), markD(draw())];
+		const entries = [LOCK, ...marker];
+		const answer = await this.check(entries);
+		if (answer.new === entries) {
+			await this.deleteRow();
+			return undefined;
+		}
+		if (answer.new.includes(LOCK)) {
+			await this.store(
+				async () => await this.helpers.removeProcessed(answer.new, 'workflow', ENTRIES),
+			);
+			return 'no lock';
+		}
+		return { marker, added: answer.new.length };
+	}
+
+	/**
 	 * Takes over a lock watched unchanged for the lease (its holder died or hangs: it writes nothing after
 	 * writeMs, and never deletes the row after releaseMs), after a random pause and a last look, by adding this
 	 * process's identity to the row: no delete that could land on the next holder's lock. A row with entries no
 	 * lock of this package writes is another node's: left as it was, and refused.
 	 */
-	private async takeOver(watched: number): Promise<Taking | undefined> {
+	private async takeOver(watched: number, marker?: string[]): Promise<Taking | undefined> {
 		await this.clock.sleep(Math.floor(this.clock.random() * lockTiming.breakJitterMs));
 		if ((await this.count()) !== watched) return undefined;
+		if (marker !== undefined) {
+			// Deleted and taken again since the mark (the check then added the marker to the new lock, or inserted a
+			// row of its own: deleted again): not the lock watched.
+			const items = [...marker];
+			const still = await this.check(items);
+			if (still.new === items) await this.deleteRow();
+			if (still.new.length > 0) return undefined;
+		}
 		const identity = this.identity();
 		const entries = [LOCK, ...identity];
 		const answer = await this.check(entries);
@@ -369,15 +394,4 @@ export class RowLock {
 			throw asLockError(error);
 		}
 	}
-}
-
-/** Any failure of the store as a LockError: a Remove Duplicates row's mode error is a conflict. */
-export function asLockError(error: unknown): LockError {
-	if (error instanceof LockError) return error;
-	if (isModeConflict(error)) return new LockError('conflict', conflictMessage, error);
-	return new LockError('store', storeMessage(error), error);
-}
-
-export function storeMessage(error: unknown): string {
-	return (error as Error)?.message ?? String(error);
 }

@@ -54,6 +54,18 @@ export interface KeysNotWritten {
 	 * their key looks in flight (a later delivery waits, then fails as unknown).
 	 */
 	leftInFlight: number[];
+	/**
+	 * Claimed ahead and never sent (their turn did not come, or their input was refused), but their claim gave up
+	 * waiting for another execution's flight: their key is now unknown with this resend code, which only this
+	 * warning names.
+	 */
+	expiredUnsent: Array<{ itemIndex: number; code: string }>;
+}
+
+/** An item's key and what its claim found. */
+interface ClaimedFound {
+	key: string;
+	found: ClaimResult;
 }
 
 /** A key claimed ahead of its item's turn. */
@@ -67,6 +79,12 @@ interface ClaimedAhead {
 export class RunClaims {
 	/** Keys claimed ahead, by item, until the item's turn takes its claim. */
 	private readonly claimedAhead = new Map<number, ClaimedAhead>();
+	/**
+	 * Keys claimed ahead and given back before their item's turn (held too long): what their claim found when it was
+	 * not new (a key created, unknown, or given up on with a resend code), for the item's turn; undefined when the
+	 * item claims again.
+	 */
+	private readonly givenBack = new Map<number, Promise<ClaimedFound | undefined>>();
 	/** Items below this have had their keys claimed ahead (or need none). */
 	private claimedUpTo = 0;
 	/** Keys being marked created or given back: written while the run goes on, all done before the node returns. */
@@ -83,7 +101,12 @@ export class RunClaims {
 	private firstTurnAt = 0;
 	/** Whether the keys claimed ahead are being looked at for one held too long (heldTooLong). */
 	private watchingHeld = false;
-	private readonly failed: KeysNotWritten = { notMarked: [], notGivenBack: [], leftInFlight: [] };
+	private readonly failed: KeysNotWritten = {
+		notMarked: [],
+		notGivenBack: [],
+		leftInFlight: [],
+		expiredUnsent: [],
+	};
 
 	constructor(
 		private readonly keys: IdempotencyKeys,
@@ -91,11 +114,14 @@ export class RunClaims {
 	) {}
 
 	/** The item's key and what its claim found (claimed ahead with the next items when it is not yet). */
-	async claim(itemIndex: number): Promise<{ key: string; found: ClaimResult }> {
+	async claim(itemIndex: number): Promise<ClaimedFound> {
 		if (this.turns++ === 0) this.firstTurnAt = performance.now();
 		this.claimAhead(itemIndex);
 		const ahead = this.claimedAhead.get(itemIndex);
 		this.claimedAhead.delete(itemIndex);
+		const kept = await this.givenBack.get(itemIndex);
+		this.givenBack.delete(itemIndex);
+		if (kept) return kept;
 		const key = ahead ? ahead.key : this.items.keyOf(itemIndex);
 		const found = await (ahead?.claim ??
 			this.keys.claim(key, itemIndex, { resendCodes: this.items.resendCodes }));
@@ -121,19 +147,26 @@ export class RunClaims {
 	 */
 	async turnOver(itemIndex: number): Promise<void> {
 		const ahead = this.claimedAhead.get(itemIndex);
-		if (!ahead) return;
 		this.claimedAhead.delete(itemIndex);
-		await this.giveBack(itemIndex, ahead);
+		if (ahead) this.noteUnsent(itemIndex, await this.giveBack(itemIndex, ahead));
+		const kept = this.givenBack.get(itemIndex);
+		this.givenBack.delete(itemIndex);
+		if (kept) this.noteUnsent(itemIndex, await kept);
 	}
 
 	/** The run is over: every key it claimed is settled in n8n's database; what could not be, by item. */
 	async written(): Promise<KeysNotWritten> {
 		const unused = [...this.claimedAhead];
 		this.claimedAhead.clear();
+		const kept = [...this.givenBack];
+		this.givenBack.clear();
 		this.flushMarks();
 		await Promise.all([
 			...this.settling,
-			...unused.map(async ([itemIndex, ahead]) => await this.giveBack(itemIndex, ahead)),
+			...unused.map(async ([itemIndex, ahead]) =>
+				this.noteUnsent(itemIndex, await this.giveBack(itemIndex, ahead)),
+			),
+			...kept.map(async ([itemIndex, found]) => this.noteUnsent(itemIndex, await found)),
 		]);
 		await this.keys.written();
 		return this.failed;
@@ -202,7 +235,7 @@ export class RunClaims {
 				for (const [index, ahead] of this.claimedAhead) {
 					if (now - ahead.at < aheadTiming.heldMs) break;
 					this.claimedAhead.delete(index);
-					this.settling.push(this.giveBack(index, ahead));
+					this.givenBack.set(index, this.giveBack(index, ahead));
 				}
 			}
 		} finally {
@@ -216,13 +249,30 @@ export class RunClaims {
 			this.failed.leftInFlight.push(itemIndex);
 	}
 
-	/** A key claimed ahead and not used goes back; one that was not claimed (created, unknown, failed) stays. */
-	private async giveBack(itemIndex: number, { claim }: ClaimedAhead): Promise<void> {
+	/**
+	 * A key claimed ahead and not used goes back; one that was not claimed (created, unknown) stays, and what its
+	 * claim found is returned (undefined: given back, or the claim failed).
+	 */
+	private async giveBack(
+		itemIndex: number,
+		{ key, claim }: ClaimedAhead,
+	): Promise<ClaimedFound | undefined> {
 		const found = await claim.catch(() => undefined);
 		this.noteLeftInFlight(itemIndex, found);
-		if (found?.state !== 'new') return;
+		if (found?.state !== 'new') return found && { key, found };
 		await found.claim.release().catch(() => {
 			this.failed.notGivenBack.push(itemIndex);
 		});
+		return undefined;
+	}
+
+	/**
+	 * An item not sent whose claim ahead gave up waiting for another execution's flight: its key is now unknown with
+	 * a resend code nobody else was told, so the run's warnings name it.
+	 */
+	private noteUnsent(itemIndex: number, kept: ClaimedFound | undefined): void {
+		if (kept?.found.state === 'unknown' && kept.found.code) {
+			this.failed.expiredUnsent.push({ itemIndex, code: kept.found.code });
+		}
 	}
 }

@@ -40,7 +40,7 @@ export const noCounts = (listedCodes: string[] = []): RunCounts => ({
 	listedCodes,
 	alreadyCreated: 0,
 	createdByAnotherRetry: [],
-	keysNotWritten: { notMarked: [], notGivenBack: [], leftInFlight: [] },
+	keysNotWritten: { notMarked: [], notGivenBack: [], leftInFlight: [], expiredUnsent: [] },
 });
 
 /** How many entries a report lists of one kind; the rest are counted. */
@@ -92,7 +92,7 @@ export function runHints(counts: RunCounts): string[] {
  * what to do.
  */
 export function keyWarnings({
-	keysNotWritten: { notMarked, notGivenBack, leftInFlight },
+	keysNotWritten: { notMarked, notGivenBack, leftInFlight, expiredUnsent },
 }: RunCounts): string[] {
 	const sorted = (items: number[]) => listed([...items].sort((a, b) => a - b).map(itemName));
 	return [
@@ -105,6 +105,10 @@ export function keyWarnings({
 		leftInFlight.length > 0
 			? `n8n's database could not take back what the claim of the Idempotency Key of ${sorted(leftInFlight)} added (not sent: found already created, or with an unknown outcome): their keys now look in flight, so a later delivery of those events waits for them, then fails as an unknown outcome, and is never sent twice. Check that n8n's database is reachable; what this run said of those items stays true (Already Created: the record exists; unknown: their error says what to do).`
 			: '',
+		...expiredUnsent.map(
+			({ itemIndex, code }) =>
+				`The Idempotency Key of ${itemName(itemIndex)} was held by another execution past the wait, and this run, claiming it ahead, gave up waiting for it; the item was not sent (the run ended before its turn, or its input was refused): a later delivery of that event fails as an unknown outcome. ${resendWayForward(code)}`,
+		),
 	].filter(Boolean);
 }
 

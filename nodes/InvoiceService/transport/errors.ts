@@ -138,6 +138,19 @@ export function cancelledFailure(call: CallContext): Failure {
 	};
 }
 
+/**
+ * An item not sent because the service's pace for its key (after "slow down" answers) held its first try past Max
+ * Retry Wait + 15 s (transport/request.ts, LAST_TRY_AFTER_MS).
+ */
+export function heldPastRetryWait(maxRetryWaitMs: number): Failure {
+	return {
+		retryable: false,
+		message: `Not sent: the service asked for fewer requests, and this item waited for its turn past Max Retry Wait (${seconds(maxRetryWaitMs)})`,
+		description:
+			'Nothing was sent to the service for this item. Lower Concurrency, or raise Max Retry Wait, and run the item again.',
+	};
+}
+
 /** An item not sent because the service refused the API key to an earlier request of the same run. */
 export function keyRefusedEarlier(): Failure {
 	return {

@@ -29,6 +29,7 @@ import {
 	createdButNoPdf,
 	deadlineFailure,
 	type Failure,
+	heldPastRetryWait,
 } from './errors';
 import { findErrorCode, noAnswerFailure } from './networkFailures';
 import { credentialProblem, type FailedItem, nodeApiError } from './nodeError';
@@ -45,6 +46,13 @@ export const CREDENTIAL_TYPE = 'invoiceServiceApi';
 export const MIN_RETRY_WAIT_MS = 1000;
 /** The most sends of one request, first one included, however short the waits the service asks for. */
 export const MAX_SENDS = 12;
+/**
+ * No try of a request starts later than Max Retry Wait + this after its first try was queued, whatever the tries
+ * themselves took: a create is over Timeout later, before any other delivery of its Idempotency Key gives up waiting
+ * for it (Max Retry Wait + Timeout + 30 s after the claim, which is at most 11 s before the first try: claims ahead
+ * are given back after 10 s, docs/how-it-works.md).
+ */
+export const LAST_TRY_AFTER_MS = 15_000;
 
 export interface ClientOptions {
 	/** Total deadline of one request in milliseconds: connection, headers and the whole body. */
@@ -293,6 +301,9 @@ export class ServiceClient {
 		attempt: () => Promise<Attempt<T>>,
 	): Promise<T> {
 		let waitedMs = 0;
+		// Waits count against Max Retry Wait; the tries and the pace too, against this bound (LAST_TRY_AFTER_MS).
+		const lastTryBy = performance.now() + this.options.maxRetryWaitMs + LAST_TRY_AFTER_MS;
+		let last: Failure | undefined;
 		for (let attemptNo = 0; ; attemptNo++) {
 			if (this.laterItems) throw this.notSent(this.laterItems, itemIndex, finalize);
 			const queuedAt = Date.now();
@@ -301,6 +312,12 @@ export class ServiceClient {
 			if (turn?.queued) this.log.heldBack(turn.at - queuedAt);
 			// Another item may have met such a failure while this one waited for its turn.
 			if (this.laterItems) throw this.notSent(this.laterItems, itemIndex, finalize);
+			if (performance.now() > lastTryBy) {
+				const { maxRetryWaitMs } = this.options;
+				const failure = last ?? heldPastRetryWait(maxRetryWaitMs);
+				const gaveUp = last ? { waitedMs, maxRetryWaitMs } : undefined;
+				throw this.toError(finalize(failure), { itemIndex, gaveUp });
+			}
 			const outcome = await attempt();
 			const slowDown = !outcome.ok && outcome.failure.slowDown === true;
 			if (serviceCall && !slowDown && (outcome.ok || outcome.failure.httpCode !== undefined)) {
@@ -308,6 +325,7 @@ export class ServiceClient {
 			}
 			if (outcome.ok) return outcome.value;
 			const result = outcome.failure;
+			last = result;
 			// Only the service's own calls speak for the rest of the run: a 401 or a missing host of a file host
 			// (the PDF's) says nothing about the service.
 			if (serviceCall && result.laterItems) this.laterItems ??= result.laterItems;
@@ -320,7 +338,8 @@ export class ServiceClient {
 				const rateLimited = result.httpCode === 429;
 				servicePace.refused(this.service, turn, { waitMs: delayMs, rateLimited });
 			}
-			const outOfTime = waitedMs + delayMs > this.options.maxRetryWaitMs;
+			const outOfTime =
+				waitedMs + delayMs > this.options.maxRetryWaitMs || performance.now() + delayMs > lastTryBy;
 			const outOfSends = !outOfTime && attemptNo + 1 >= MAX_SENDS;
 			if (!result.retryable || outOfTime || outOfSends) {
 				if (result.retryable) this.log.gaveUp(itemIndex, call.endpoint, result, waitedMs);

@@ -1,0 +1,346 @@
+import type { IDeduplicationOutput } from 'n8n-workflow';
+
+import type { ClaimAnswer, ClaimOp, NodeRow, Outcome, RowBatch } from './keyStore';
+import { endEntries, endMarksToRemove, signOf, watchedEntry } from './flightWatch';
+import { asLockError, LockError } from './lockErrors';
+import type { Clock } from './rowLock';
+
+/**
+ * One node row's share of a KeyStore batch, written under the workflow's lock (keyStore.ts says what the entries
+ * mean): the claims' check, what the outcomes add, one removal; a failed claims' check undone by the row's count.
+ */
+
+const CLAIM = 'claim:';
+const OPEN = 'open:';
+const CODE = 'code:';
+/** A resend code's entry for a key. */
+const codeEntry = (code: string, key: string) => `${CODE}${code} ${key}`;
+/**
+ * Code entries a removal could not take out, by row (this process): taken out with that row's next removal. A claim
+ * that lists resend codes checks their entries for its key, which adds those that are not there; left in, one would
+ * look like a code issued for that key, and a later claim listing it (the code still in the option) would take the key
+ * over once it is unknown, without anyone having checked it. Taking one out later is always right: a code is random
+ * and issued once, so its entry for a key is never wanted once a claim has checked it.
+ */
+const codesLeftIn = new Map<string, Set<string>>();
+
+/** The answers whose claim's removal takes out a state entry its check added: left in, the key looks in flight. */
+const LEAVES_IN_FLIGHT = new Set<string>(['created', 'unknown', 'expired']);
+
+/** The entries an outcome takes out of the row. */
+const REMOVED_BY: Record<Outcome, string[]> = {
+	created: [OPEN],
+	unknown: [CLAIM],
+	released: [CLAIM, OPEN],
+};
+
+/** Every op of the batch fails with `error`. */
+export function rejectAll(batch: RowBatch, error: unknown): void {
+	for (const op of [...batch.claims, ...batch.outcomes]) op.reject(error);
+}
+
+/** How many times a removal is sent before its batch's outcomes fail (it only takes entries out: a repeat is safe). */
+const REMOVAL_TRIES = 3;
+
+/**
+ * One row's batch under the lock: one check for the claims' entries, one for what the outcomes add (a late created
+ * key's `claim:`, an unknown key's code; only when there is any), then one removal for the outcomes and for what the
+ * claims' answers do not keep. Apart, a check that fails after its commit is undone by the row's count (claims) or
+ * needs no undo (it adds only what is right either way). A claim is answered once its check is written; an outcome
+ * once its removal is.
+ */
+export async function writeRow(
+	batch: RowBatch,
+	stillHeld: () => void,
+	clock: Pick<Clock, 'now'>,
+): Promise<void> {
+	const { row, claims, outcomes } = batch;
+	try {
+		const claimEntries = claims.flatMap(({ key, codes, expireFlight, expiryCode, watch }) => [
+			CLAIM + key,
+			OPEN + key,
+			...codes.map((code) => codeEntry(code, key)),
+			...(expireFlight && expiryCode ? [codeEntry(expiryCode, key)] : []),
+			...(watch ? [watchedEntry(key), ...endEntries(key)] : []),
+		]);
+		// A created key's claim is checked in again once another process may have outlived its wait for it and made
+		// it unknown: a created key must not end absent (a later delivery would create the record again). Before
+		// that, no process can have (it waits at least twice as long from after the claim was written), and the lock
+		// keeps every other process out until this batch is written.
+		const now = clock.now();
+		// A flight that ends other than created (given back, unknown) is marked for the key's waiters (flightWatch.ts):
+		// its check asks whether the key is watched.
+		const ending = outcomes.filter(({ outcome }) => outcome !== 'created').map(({ key }) => key);
+		const outcomeEntries = [
+			...outcomes.flatMap(({ key, outcome, code, noExpiryBefore }) => [
+				...(outcome === 'created' && now >= noExpiryBefore ? [CLAIM + key] : []),
+				...(outcome === 'unknown' && code ? [codeEntry(code, key)] : []),
+			]),
+			...ending.map(watchedEntry),
+		];
+		const remove: string[] = [...(codesLeftIn.get(row.scope) ?? [])];
+		// Once their check is written, the claims' answers stand whatever follows (a key found created keeps its
+		// answer; if the removal of what its check added fails, the key looks in flight: never sent twice). A failed
+		// check (undone) fails the claims alone: the outcomes do not depend on it.
+		let answers: ClaimAnswer[] | undefined;
+		if (claims.length > 0) {
+			try {
+				answers = await checkClaims(batch, claimEntries, remove, stillHeld);
+			} catch (error) {
+				for (const op of claims) op.reject(error);
+			}
+		}
+		let failure: unknown;
+		if (outcomeEntries.length > 0) {
+			try {
+				stillHeld();
+				const { processed } = await record(
+					row,
+					outcomeEntries,
+					row.historySize + outcomeEntries.length,
+				);
+				await markEnds(row, ending, new Set(processed.map(String)), remove, stillHeld);
+			} catch (error) {
+				failure = error;
+			}
+		}
+		// Outcomes whose entries could not be added change nothing more (a created key keeps its `open:`).
+		if (!failure) {
+			remove.push(
+				...outcomes.flatMap(({ key, outcome }) => REMOVED_BY[outcome].map((entry) => entry + key)),
+			);
+		}
+		let removed = true;
+		if (remove.length > 0) {
+			try {
+				await removeWithRetries(row, remove, stillHeld);
+			} catch (error) {
+				removed = false;
+				failure ??= error;
+			}
+		}
+		if (answers) {
+			claims.forEach((op, index) => {
+				const answer = answers[index];
+				if (!removed && typeof answer === 'string' && LEAVES_IN_FLIGHT.has(answer)) {
+					op.onLeftInFlight?.();
+				}
+				op.resolve(answer);
+			});
+		}
+		for (const op of outcomes) {
+			if (failure) op.reject(failure);
+			else op.resolve();
+		}
+	} catch (error) {
+		// Anything unforeseen: every op not answered yet fails (an answered one keeps its answer).
+		rejectAll(batch, error);
+	}
+}
+
+/**
+ * The ends of the flights of `keys` (given back, unknown), for their waiters: a key found watched (`held`) gets its
+ * next end mark, before its end is written (the batch's removal); an unwatched key's `watched:`, added by the check,
+ * goes with the removal. Throws when the marks could not be checked: the outcomes then fail, and change nothing.
+ */
+async function markEnds(
+	row: NodeRow,
+	keys: string[],
+	held: Set<string>,
+	remove: string[],
+	stillHeld: () => void,
+): Promise<void> {
+	const watched = keys.filter((key) => held.has(watchedEntry(key)));
+	remove.push(...keys.filter((key) => !held.has(watchedEntry(key))).map(watchedEntry));
+	if (watched.length === 0) return;
+	stillHeld();
+	// Sent without a limit: what it adds is taken out by the removal that follows.
+	const { processed } = await record(row, watched.flatMap(endEntries));
+	const marks = new Set(processed.map(String));
+	remove.push(...watched.flatMap((key) => endMarksToRemove(key, marks, true)));
+}
+
+/**
+ * The claims' check: their answers, and in `remove` what the check added that the answers do not keep. A check
+ * that fails is undone (undo()) and throws.
+ */
+async function checkClaims(
+	batch: RowBatch,
+	claimEntries: string[],
+	remove: string[],
+	stillHeld: () => void,
+): Promise<ClaimAnswer[]> {
+	const { row, claims } = batch;
+	stillHeld();
+	if (batch.before === undefined) batch.before = await count(row);
+	stillHeld();
+	// Room for History Size keys, the second entry of each new claim and the codes checked and taken out again. A
+	// check that could trim is sent without a limit (its count then tells whether a failed check was written) and
+	// the row is trimmed after.
+	const cap = row.historySize + claims.length + (claimEntries.length - 2 * claims.length);
+	const before = batch.before;
+	const trims = before + new Set(claimEntries).size > cap;
+	let held: Set<string>;
+	try {
+		const { processed } = await record(row, claimEntries, trims ? undefined : cap);
+		held = new Set(processed.map(String));
+	} catch (error) {
+		await undo(row, claimEntries, before, stillHeld);
+		throw asLockError(error);
+	}
+	const answers = claims.map((claim) => decide(claim, held, remove));
+	// The row is only larger until the next batch trims it, when this fails (or the hold is too old to write in).
+	if (trims) {
+		try {
+			stillHeld();
+			await record(row, [], cap);
+		} catch {
+			// Trimmed by the next batch.
+		}
+	}
+	return answers;
+}
+
+/** A check of the node's row (it records what it does not find), trimmed to `maxEntries` when given. */
+async function record(
+	row: NodeRow,
+	entries: string[],
+	maxEntries?: number,
+): Promise<IDeduplicationOutput> {
+	return await call(
+		async () =>
+			await row.helpers.checkProcessedAndRecord(entries, 'node', {
+				mode: 'entries',
+				...(maxEntries === undefined ? {} : { maxEntries }),
+			}),
+	);
+}
+
+/**
+ * The removal, sent again when it fails, each try only while the hold may write (stillHeld: a try sent later could
+ * land under the next holder; not sent, the row keeps what the removal was to take out, and the batch says so).
+ * Throws the last failure as a LockError.
+ */
+async function removeWithRetries(
+	row: NodeRow,
+	remove: string[],
+	stillHeld: () => void,
+): Promise<void> {
+	let failure: unknown;
+	for (let attempt = 0; attempt < REMOVAL_TRIES; attempt++) {
+		try {
+			stillHeld();
+		} catch (error) {
+			failure = error;
+			break;
+		}
+		failure = await row.helpers.removeProcessed(remove, 'node', { mode: 'entries' }).then(
+			() => undefined,
+			(error: unknown) => asLockError(error),
+		);
+		if (!failure) {
+			const left = codesLeftIn.get(row.scope);
+			for (const entry of remove) left?.delete(entry);
+			if (left?.size === 0) codesLeftIn.delete(row.scope);
+			return;
+		}
+	}
+	const codes = remove.filter((entry) => entry.startsWith(CODE));
+	if (codes.length > 0) {
+		const left = codesLeftIn.get(row.scope) ?? new Set<string>();
+		for (const entry of codes) left.add(entry);
+		codesLeftIn.set(row.scope, left);
+	}
+	throw asLockError(failure);
+}
+
+/**
+ * A claims' check that failed may have been written before it failed (the connection dropped after the commit). It
+ * was sent without a trim, so the row's count tells: unchanged, nothing was written; grown by every entry checked,
+ * all were new, and they are taken out again. Anything between is a check that mixed entries the row held (a key
+ * created or unknown, a re-delivery) with new ones: which were new cannot be told (the store answers only by adding,
+ * and the answer was lost), so the keys stay as the check left them, in flight (never sent twice), and the error
+ * says what a later delivery meets (issue 42, defect 6).
+ */
+async function undo(
+	row: NodeRow,
+	claimEntries: string[],
+	before: number,
+	stillHeld: () => void,
+): Promise<void> {
+	const after = await count(row).catch(() => undefined);
+	if (after === before) return;
+	if (after === before + new Set(claimEntries).size) {
+		await removeWithRetries(row, claimEntries, stillHeld);
+		return;
+	}
+	throw new LockError(
+		'store',
+		"n8n's database failed while recording Idempotency Keys, after writing them, and which of them were new cannot be told: this item's key may now look in flight, so a later delivery of its event waits Max Retry Wait + Timeout + 30 s, then fails as an unknown outcome with a resend code (nothing was sent for this item: if the service has no record of it, enter that code)",
+	);
+}
+
+export async function count(row: NodeRow): Promise<number> {
+	return await call(
+		async () => await row.helpers.getProcessedDataCount('node', { mode: 'entries' }),
+	);
+}
+
+async function call<T>(work: () => Promise<T>): Promise<T> {
+	try {
+		return await work();
+	} catch (error) {
+		throw asLockError(error);
+	}
+}
+
+/**
+ * A claim's answer from the entries its row held before the check; `remove` gets what the check added and the
+ * answer does not keep.
+ */
+function decide(claim: ClaimOp, held: Set<string>, remove: string[]): ClaimAnswer {
+	const { key, codes, expireFlight, expiryCode, watch } = claim;
+	const claimed = held.has(CLAIM + key);
+	const open = held.has(OPEN + key);
+	// The listed codes' entries go whatever the key's state: added by the check, used now, or left over.
+	const taking = codes.find((code) => held.has(codeEntry(code, key)));
+	remove.push(...codes.map((code) => codeEntry(code, key)));
+	const expiry = expireFlight && expiryCode ? codeEntry(expiryCode, key) : undefined;
+	// The flight watched, still in flight: watched all along (`watched:` there) and no end marked since (the sign).
+	const sign = watch ? signOf(key, held) : undefined;
+	const same = watch !== undefined && held.has(watchedEntry(key)) && watch.sign === sign;
+	const answer = decideState(key, claimed, open, expireFlight && same, taking, remove);
+	if (expiry && answer !== 'expired') remove.push(expiry);
+	// The end marks the check added go, but for a give-up: it is a flight's end, marked for the other waiters.
+	if (watch) remove.push(...endMarksToRemove(key, held, answer === 'expired'));
+	if (answer === 'flight' && sign !== undefined) return { flight: sign, same };
+	return answer;
+}
+
+function decideState(
+	key: string,
+	claimed: boolean,
+	open: boolean,
+	expireFlight: boolean,
+	taking: string | undefined,
+	remove: string[],
+): ClaimAnswer {
+	if (claimed && !open) {
+		remove.push(OPEN + key);
+		return 'created';
+	}
+	// In flight elsewhere: waited for, unless the wait is over (then its outcome is unknown, with a code of its own).
+	if (claimed && !expireFlight) return 'flight';
+	if (claimed) {
+		remove.push(CLAIM + key);
+		return 'expired';
+	}
+	if (open) {
+		// Unknown: taken over when its code is listed (the check added what a claim of its own holds); else
+		// unknown, without the claim.
+		if (taking) return { taken: taking };
+		remove.push(CLAIM + key);
+		return 'unknown';
+	}
+	return 'new';
+}

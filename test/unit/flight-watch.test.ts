@@ -1,0 +1,94 @@
+// A delivery waiting for its key in flight in another process (IdempotencyKeys, the real code) against the
+// query-by-query model of n8n's store: its give-up is tied to the flight it watched. The other process is a
+// KeyStore of its own (its own lock turns), on the same store.
+import type { IExecuteFunctions } from 'n8n-workflow';
+
+import {
+	flightTiming,
+	IdempotencyKeys,
+} from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
+import { KeyStore, type NodeRow } from '../../nodes/InvoiceService/exactlyOnce/keyStore';
+import { RowLock, systemClock } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
+import { hashOf, StoreModel } from '../support/store-model';
+
+const WORKFLOW = 'flight-workflow';
+const NODE_ID = 'flight-node';
+const NODE_ROW = `${WORKFLOW} n:${NODE_ID}`;
+const LOCK_ROW = `${WORKFLOW} `;
+const saved = { ...flightTiming };
+afterEach(() => Object.assign(flightTiming, saved));
+
+function setUp() {
+	/** While set, the waiting process's queries wait for it (it is paused). */
+	let paused: Promise<void> | undefined;
+	const model = new StoreModel({
+		beforeQuery: async ({ caller }) => {
+			if (caller === 'waiter') await paused;
+		},
+	});
+	const waiterContext = {
+		getNode: () => ({ id: NODE_ID, name: 'Create customer', parameters: {} }),
+		getWorkflow: () => ({ id: WORKFLOW }),
+		getParentNodes: () => [],
+		getChildNodes: () => [],
+		helpers: model.helpersFor(WORKFLOW, NODE_ID, 'waiter'),
+	} as unknown as IExecuteFunctions;
+	const other = model.helpersFor(WORKFLOW, NODE_ID, 'other');
+	const holder = new KeyStore(
+		new RowLock(WORKFLOW, other as never, systemClock, new Map()),
+		() => undefined,
+	);
+	const row: NodeRow = { scope: `other ${NODE_ID}`, helpers: other as never, historySize: 100 };
+	const stateOf = (key: string) => {
+		const data = model.rows.get(NODE_ROW)?.data;
+		const held = new Set(Array.isArray(data) ? data : []);
+		const claimed = held.has(hashOf(`claim:${key}`));
+		const open = held.has(hashOf(`open:${key}`));
+		if (claimed) return open ? 'flight' : 'created';
+		return open ? 'unknown' : 'none';
+	};
+	/** Pauses the waiting process at a moment nobody holds the lock: its next query waits for `resume`. */
+	const pauseWaiter = async () => {
+		while (model.rows.has(LOCK_ROW)) await new Promise((resolve) => setTimeout(resolve, 1));
+		let resume!: () => void;
+		paused = new Promise<void>((resolve) => (resume = resolve));
+		return () => {
+			paused = undefined;
+			resume();
+		};
+	};
+	return { waiterContext, holder, row, stateOf, pauseWaiter };
+}
+
+const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("a delivery waiting for its key in flight in another process (issue 42's defect 1)", () => {
+	it('gives up only on a flight it watched for the whole wait: a flight given back and claimed again between two of its looks is waited for anew, and its created mark (under half the margin) keeps the key created', async () => {
+		Object.assign(flightTiming, { pollMinMs: 20, pollMaxMs: 40 });
+		const { waiterContext, holder, row, stateOf, pauseWaiter } = setUp();
+		const request = { codes: [], expireFlight: false };
+		// The other process claims the key (flight A).
+		await expect(holder.claim(row, 'K', request)).resolves.toBe('new');
+		const keys = IdempotencyKeys.of(waiterContext, {
+			historySize: 100,
+			flightWaitMs: 1000,
+			keyField: 'Idempotency Key',
+			purpose: 'idempotency',
+		});
+		const waited = keys.claim('K', 0, { resendCodes: [] });
+		await sleep(700);
+		// Between two of the waiter's looks: flight A is given back, and another delivery claims the key (flight B).
+		const resume = await pauseWaiter();
+		await holder.settle(row, 'K', 'released');
+		await expect(holder.claim(row, 'K', request)).resolves.toBe('new');
+		const claimedB = performance.now();
+		resume();
+		// Flight B is created 500 ms after its claim (within the wait, and well within half the margin: its mark
+		// checks nothing in again), 1.2 s after the waiter first saw the key in flight.
+		await sleep(500);
+		await holder.settle(row, 'K', 'created', undefined, claimedB + flightTiming.marginMs / 2);
+		const found = await waited;
+		expect(found.state).toBe('created');
+		expect(stateOf('K')).toBe('created');
+	});
+});

@@ -1,0 +1,95 @@
+// A run's keys claimed ahead (RunClaims, IdempotencyKeys: the real code) against the query-by-query model of n8n's
+// store, with another process holding one of the keys in flight and never settling it (it died): the claim ahead
+// gives up waiting for it and makes it unknown with a resend code of its own. That answer must reach the user.
+import type { IExecuteFunctions } from 'n8n-workflow';
+
+import {
+	flightTiming,
+	IdempotencyKeys,
+} from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
+import { KeyStore, type NodeRow } from '../../nodes/InvoiceService/exactlyOnce/keyStore';
+import { RowLock, systemClock } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
+import { aheadTiming, RunClaims } from '../../nodes/InvoiceService/exactlyOnce/runClaims';
+import { hashOf, StoreModel } from '../support/store-model';
+
+const WORKFLOW = 'ahead-workflow';
+const NODE_ID = 'ahead-node';
+const NODE_ROW = `${WORKFLOW} n:${NODE_ID}`;
+const saved = { flight: { ...flightTiming }, ahead: { ...aheadTiming } };
+afterEach(() => {
+	Object.assign(flightTiming, saved.flight);
+	Object.assign(aheadTiming, saved.ahead);
+});
+
+const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Items 0 and 1 (keys A and K); K is in flight in another process that died holding it. */
+async function setUp() {
+	Object.assign(flightTiming, { pollMinMs: 20, pollMaxMs: 40 });
+	Object.assign(aheadTiming, { heldMs: 200, checkMs: 50 });
+	const model = new StoreModel();
+	const context = {
+		getNode: () => ({ id: NODE_ID, name: 'Create customer', parameters: {} }),
+		getWorkflow: () => ({ id: WORKFLOW }),
+		getParentNodes: () => [],
+		getChildNodes: () => [],
+		helpers: model.helpersFor(WORKFLOW, NODE_ID, 'run'),
+	} as unknown as IExecuteFunctions;
+	const other = model.helpersFor(WORKFLOW, NODE_ID, 'other');
+	const dead = new KeyStore(
+		new RowLock(WORKFLOW, other as never, systemClock, new Map()),
+		() => undefined,
+	);
+	const row: NodeRow = { scope: `other ${NODE_ID}`, helpers: other as never, historySize: 100 };
+	await expect(dead.claim(row, 'K', { codes: [], expireFlight: false })).resolves.toBe('new');
+	const keys = IdempotencyKeys.of(context, {
+		historySize: 100,
+		flightWaitMs: 400,
+		keyField: 'Idempotency Key',
+		purpose: 'idempotency',
+	});
+	const items = ['A', 'K'];
+	const claims = new RunClaims(keys, {
+		itemCount: items.length,
+		resendCodes: [],
+		sends: () => true,
+		keyOf: (index) => items[index],
+	});
+	const codeHeld = (code: string) => {
+		const data = model.rows.get(NODE_ROW)?.data;
+		return Array.isArray(data) && data.includes(hashOf(`code:${code} K`));
+	};
+	return { claims, codeHeld };
+}
+
+describe("a key claimed ahead that another process held past the wait (issue 42's defect 3)", () => {
+	it("given back for its item's slow turn, its give-up and resend code reach the item at its turn", async () => {
+		const { claims, codeHeld } = await setUp();
+		const first = await claims.claim(0);
+		expect(first.found.state).toBe('new');
+		// Item 0's create takes 1.5 s: K, claimed ahead, is held past heldMs without its turn (given back then),
+		// and its claim gives up on the dead process's flight meanwhile (unknown, with a resend code of its own).
+		await sleep(1500);
+		const second = await claims.claim(1);
+		expect(second.found).toMatchObject({ state: 'unknown', code: expect.any(String) });
+		const { code } = second.found as { code: string };
+		expect(codeHeld(code)).toBe(true);
+		if (first.found.state === 'new') claims.markCreated(0, first.found.claim);
+		await claims.written();
+	});
+
+	it("never reached (the run stopped first), its give-up and resend code go to the run's warnings", async () => {
+		const { claims, codeHeld } = await setUp();
+		const first = await claims.claim(0);
+		expect(first.found.state).toBe('new');
+		await sleep(1500);
+		// The run stops at item 0 (its create failed for certain): item 1 never has its turn.
+		if (first.found.state === 'new') await first.found.claim.release();
+		const notWritten: object = await claims.written();
+		expect(notWritten).toMatchObject({
+			expiredUnsent: [{ itemIndex: 1, code: expect.any(String) }],
+		});
+		const { code } = (notWritten as { expiredUnsent: Array<{ code: string }> }).expiredUnsent[0];
+		expect(codeHeld(code)).toBe(true);
+	});
+});
