@@ -118,7 +118,8 @@ describe.each(N8N_VERSIONS)(
 			}
 			const shared = Array.from({ length: SHARED }, (_, k) => `shared-${k}`);
 			const own = (p: number) => Array.from({ length: KEYS_EACH }, (_, k) => `p${p}-k${k}`);
-			const startAt = Date.now() + 15_000;
+			const barrier = { dir: path.join(OUT, `barrier-${workflowId}`), count: PROCESSES };
+			fs.mkdirSync(barrier.dir, { recursive: true });
 			const runs = await Promise.all(
 				Array.from(
 					{ length: PROCESSES },
@@ -129,7 +130,7 @@ describe.each(N8N_VERSIONS)(
 								workflowId,
 								nodeId: 'node-1',
 								code,
-								startAt,
+								barrier,
 								withoutLock,
 							},
 						}),

@@ -10,6 +10,7 @@
 // <N8N_USER_FOLDER>/.n8n/database.sqlite); a job may combine migrate with another (one load of n8n).
 'use strict';
 const { randomUUID } = require('node:crypto');
+const fs = require('node:fs');
 const path = require('node:path');
 
 const n8nDir = process.argv[2];
@@ -108,7 +109,7 @@ async function pin(helper) {
 	return facts;
 }
 
-async function claim(helper, { keys, workflowId, nodeId, code, startAt, withoutLock }) {
+async function claim(helper, { keys, workflowId, nodeId, code, barrier, withoutLock }) {
 	const { KeyStore } = require(path.join(code, 'keyStore.js'));
 	const { RowLock } = require(path.join(code, 'rowLock.js'));
 	const helpers = helpersFor(helper, workflowId, nodeId);
@@ -118,9 +119,9 @@ async function claim(helper, { keys, workflowId, nodeId, code, startAt, withoutL
 		: new RowLock(workflowId, helpers);
 	const store = new KeyStore(lock, () => undefined);
 	const row = { scope: nodeId, helpers, historySize: 100000 };
-	// Every process starts its claims at the same instant (each took its own time to load n8n).
-	if (startAt)
-		await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAt - Date.now())));
+	// Every process starts its claims at the same instant: each took its own time to load n8n (more than 15 s on
+	// a busy machine), so each says it is ready and waits for the others (a file each in the barrier's folder).
+	if (barrier) await meetAt(barrier);
 	const request = { codes: [], expireFlight: false };
 	const started = Date.now();
 	const answers = await Promise.all(
@@ -134,6 +135,12 @@ async function claim(helper, { keys, workflowId, nodeId, code, startAt, withoutL
 	// As a node run does: the lock of the last writes given back before the process ends.
 	await store.released();
 	return { answers, ms: Date.now() - started };
+}
+
+/** Waits until `count` processes have arrived in `dir` (each writes a file), polling every 5 ms. */
+async function meetAt({ dir, count }) {
+	fs.writeFileSync(path.join(dir, `${process.pid}`), '');
+	while (fs.readdirSync(dir).length < count) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 async function main() {
