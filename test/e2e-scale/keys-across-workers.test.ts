@@ -75,8 +75,16 @@ describe.each(N8N_VERSIONS)(
 					d.log(`(b) a failed execution: ${itemError(await finishedExecution(d.main, failed.id))}`);
 				const afterStorm = s.tally(ids);
 				// The last pass, once the storm has settled: a key erased by another key's write would invoice again.
+				// Spread over 5 s as the storm was: 300 posts at one instant ran n8n 1.123's main out of database
+				// connections, and 1.x answers a webhook that responds immediately before it saves the execution,
+				// so some events were answered 200 and never ran (n8n's loss, not the node's: 2.x saves first).
 				const t2 = Date.now();
-				await Promise.all(ids.map(async (id) => await s.deliver(id)));
+				await Promise.all(
+					ids.map(async (id) => {
+						await sleep(Math.random() * 5_000);
+						await s.deliver(id);
+					}),
+				);
 				const last = await s.settled(660);
 				d.timings.lastPassSettled = Date.now() - t2;
 				const afterLast = s.tally(ids);
