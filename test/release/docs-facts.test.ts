@@ -790,9 +790,13 @@ describe('counts and limits the docs state, against the code', () => {
 		['docs/reference.md', /\*Timeout\* \+ (\d+) ms after it started/, WINDOW_MS],
 		['docs/reference.md', /At most (\d+) services/, MAX_SERVICES],
 		['docs/reference.md', /dropped once idle for more than (\d+) s/, IDLE_MS / 1000],
-		['docs/reference.md', /a claim that waited (\d+) s for it fails/, lockTiming.maxWaitMs / 1000],
 		[
-			'docs/reference.md',
+			'docs/how-it-works.md',
+			/a claim that waited (\d+) s for it fails/,
+			lockTiming.maxWaitMs / 1000,
+		],
+		[
+			'docs/how-it-works.md',
 			/lock seen unchanged for (\d+) s/,
 			(lockTiming.markAfterMs + lockTiming.leaseMs) / 1000,
 		],
