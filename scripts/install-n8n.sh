@@ -254,21 +254,9 @@ if ! flock -n 9; then
   flock 9
 fi
 if [ "$mode" = prune ]; then prune "$@"; exit 0; fi
-if [ "$mode" = install ]; then
-  # The versions install side by side: most of an install is npm waiting on the registry (about 150 s before its
-  # first file) and writing files, so two at once take less than one after the other on 2 cores. Each logs with
-  # its version; the run fails if any install failed.
-  pids=()
-  for v in "$@"; do
-    install_one "$v" &
-    pids+=("$!")
-  done
-  failed=0
-  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
-  exit "$failed"
-fi
 for v in "$@"; do
   case "$mode" in
+    install) install_one "$v" ;;
     repair) repair_one "$v" ;;
     check) check_install "$v" "$(folder_of "$v")" && log "n8n $v in $(folder_of "$v"): OK" ;;
   esac
