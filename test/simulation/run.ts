@@ -1,13 +1,12 @@
 // One node run in the simulation, through the code users run: the real RunRecord, IdempotencyKeys (of the simulated
 // process), ItemStep (with its RunClaims) and run report, items sent by the real prepareAheadAndSend. Only what
 // needs n8n or HTTP is stood in for: the execute-functions context (its parameters, its record holder, the
-// processed-data helpers of the model) and the operation's create (the simulated service). The per-item handling
-// mirrors the router's (actions/router.ts, `send`), which cannot run without a credential and an HTTP client.
+// processed-data helpers of the model) and the operation's create (the simulated service). Each item's turn is the
+// router's (ItemStep.turn); the router itself needs a credential and an HTTP client, and is not run.
 import type { IExecuteFunctions, INode } from 'n8n-workflow';
 
 import type { Operation } from '../../nodes/InvoiceService/actions/operation';
-import { asNodeError } from '../../nodes/InvoiceService/actions/itemErrors';
-import { ItemStep } from '../../nodes/InvoiceService/actions/itemStep';
+import { ItemStep, type RunTurns } from '../../nodes/InvoiceService/actions/itemStep';
 import {
 	IdempotencyKeys,
 	type KeySettings,
@@ -114,33 +113,24 @@ export async function runNode(spec: RunSpec): Promise<RunResult> {
 		},
 		items.length,
 	);
-	const failures: number[] = [];
+	const turns: RunTurns = { results: [], alreadyCreated: [], failures: [], notResent: [] };
 	await prepareAheadAndSend({
 		count: items.length,
 		concurrency: spec.concurrency,
 		lookAhead: spec.concurrency,
 		prepare: (itemIndex) => operation.prepare.call(context, itemIndex),
-		send: async (itemIndex, take) => {
-			try {
-				const sent = await step.send(itemIndex, take());
-				if ('output' in sent) step.returned(itemIndex, sent.output);
-			} catch (caught) {
-				const error = asNodeError(context, caught, itemIndex);
-				step.failed(itemIndex, caught, error);
-				const text = `${error.message} ${error.description ?? ''}`;
-				result.errors.push({
-					itemIndex,
-					text,
-					storeFailure: /n8n's database|stayed locked/.test(text),
-				});
-				if (!step.notSentAgain.has(itemIndex)) failures.push(itemIndex);
-			} finally {
-				await step.turnOver(itemIndex);
-			}
-		},
-		shouldStop: () => failures.length > 0,
+		send: async (itemIndex, take) => await step.turn(itemIndex, take, turns, false),
+		shouldStop: () => turns.failures.length > 0,
 		yieldToEventLoop: async () => await process.clock.sleep(0),
 	});
+	for (const { itemIndex, error } of [...turns.failures, ...turns.notResent]) {
+		const text = `${error.message} ${error.description ?? ''}`;
+		result.errors.push({
+			itemIndex,
+			text,
+			storeFailure: /n8n's database|stayed locked/.test(text),
+		});
+	}
 	await step.keysWritten();
 	if (result.errors.length > 0) record.seal(OPERATION);
 	else record.forget();
