@@ -138,6 +138,11 @@ export async function simulateCluster(
 		return process.random() * settings.maxPauseMs;
 	};
 	const alive = (process: SimProcess) => () => !process.dead;
+	/** A pause drawn at an await (no event when there is none: the schedule's events are its cost). */
+	const paused = async (process: SimProcess, what: string) => {
+		const ms = pause(process, what);
+		if (ms > 0) await schedule.sleep(ms, alive(process));
+	};
 	const die = (process: SimProcess, why: string) => {
 		if (process.dead) return;
 		process.dead = true;
@@ -205,7 +210,7 @@ export async function simulateCluster(
 				die(process, 'killed at a query');
 			if (process.dead) await new Promise<never>(() => undefined);
 			if (faultsOn && process.random() < starveP) starve(process);
-			await schedule.sleep(pause(process, 'before a query'), alive(process));
+			await paused(process, 'before a query');
 			if (!(await connection(process))) {
 				if (process.dead) await new Promise<never>(() => undefined);
 				seen.add('a query timed out waiting for a connection');
@@ -267,7 +272,7 @@ export async function simulateCluster(
 				}
 			}
 			const process = byName.get(query.caller)!;
-			await schedule.sleep(pause(process, 'after a query'), alive(process));
+			await paused(process, 'after a query');
 			if (faultsOn && query.step !== 'select' && process.random() < failAfter) {
 				seen.add('a query failed after its commit');
 				log(
@@ -426,7 +431,7 @@ export async function simulateCluster(
 				await new Promise<never>(() => undefined);
 			}
 			await done;
-			await schedule.sleep(pause(process, 'during a create'), alive(process));
+			await paused(process, 'during a create');
 			if (process.dead) await new Promise<never>(() => undefined);
 			log(
 				`${process.name} sent "${id}": ${outcome < 0.8 ? 'created' : outcome < 0.87 ? 'refused' : `no answer (${acts ? 'created' : 'not created'})`}`,
