@@ -86,12 +86,13 @@ export async function simulateCluster(
 	const violations: string[] = [];
 	const seen = new Set<string>();
 	const trace: string[] = [];
-	const log = (line: string) => {
-		if (tracing) trace.push(`${(schedule.now / 1000).toFixed(3)} ${line}`);
+	/** A trace line, built only when tracing (`line` is called then). */
+	const log = (line: () => string) => {
+		if (tracing) trace.push(`${(schedule.now / 1000).toFixed(3)} ${line()}`);
 	};
 	const kinds = new Set<string>();
 	const fail = (what: string) => {
-		log(`VIOLATION ${what}`);
+		log(() => `VIOLATION ${what}`);
 		// The first of each kind (the same violation again says nothing new).
 		const kind = what.replace(/p\d+|"[^"]*"/g, '?');
 		if (kinds.has(kind) || kinds.size >= 20) return;
@@ -147,7 +148,7 @@ export async function simulateCluster(
 		if (process.dead) return;
 		process.dead = true;
 		seen.add(why);
-		log(`${process.name} killed (${why})`);
+		log(() => `${process.name} killed (${why})`);
 		for (const events of process.running) {
 			for (const id of events) {
 				excused.add(id);
@@ -215,7 +216,8 @@ export async function simulateCluster(
 				if (process.dead) await new Promise<never>(() => undefined);
 				seen.add('a query timed out waiting for a connection');
 				log(
-					`${process.name} ${query.helper} ${query.step} "${query.row}": no connection within 20 s`,
+					() =>
+						`${process.name} ${query.helper} ${query.step} "${query.row}": no connection within 20 s`,
 				);
 				throw new Error('timeout exceeded when trying to connect');
 			}
@@ -224,17 +226,21 @@ export async function simulateCluster(
 			if (faultsOn && process.random() < failBefore) {
 				seen.add('a query failed before its commit');
 				log(
-					`${process.name} ${query.helper} ${query.step} "${query.row}": failed before its commit`,
+					() =>
+						`${process.name} ${query.helper} ${query.step} "${query.row}": failed before its commit`,
 				);
 				throw Object.assign(new Error('Connection terminated'), { code: 'ECONNRESET' });
 			}
 		},
 		onRun: (query: Query) => {
-			const data = model.rows.get(query.row)?.data;
-			if (Array.isArray(data)) rowBefore.set(query, [...data]);
 			if (query.step === 'select') return;
+			const data = model.rows.get(query.row)?.data;
+			// What a write removes is read off the row before it: a trim's removals are evictions.
+			const trims = (trimming.get(`${query.caller} ${query.row}`) ?? 0) > 0;
+			if (Array.isArray(data) && (trims || tracing)) rowBefore.set(query, [...data]);
 			log(
-				`${query.caller} ${query.helper} ${query.step} "${query.row}" (${Array.isArray(data) ? data.length : 'absent'})`,
+				() =>
+					`${query.caller} ${query.helper} ${query.step} "${query.row}" (${Array.isArray(data) ? data.length : 'absent'})`,
 			);
 			if (!query.row.includes(' n:')) return;
 			const workflow = query.row.split(' ')[0];
@@ -259,7 +265,8 @@ export async function simulateCluster(
 				const named = (entries: string[]) =>
 					entries.map((entry) => NAMES.get(entry) ?? '#').join(' ');
 				log(
-					`  ${query.caller} "${query.row}": +[${named([...now].filter((e) => !was.has(e)))}] -[${named([...was].filter((e) => !now.has(e)))}]`,
+					() =>
+						`  ${query.caller} "${query.row}": +[${named([...now].filter((e) => !was.has(e)))}] -[${named([...was].filter((e) => !now.has(e)))}]`,
 				);
 			}
 			if (before && query.step === 'update' && trimming.get(`${query.caller} ${query.row}`)) {
@@ -276,7 +283,8 @@ export async function simulateCluster(
 			if (faultsOn && query.step !== 'select' && process.random() < failAfter) {
 				seen.add('a query failed after its commit');
 				log(
-					`${process.name} ${query.helper} ${query.step} "${query.row}": failed after its commit`,
+					() =>
+						`${process.name} ${query.helper} ${query.step} "${query.row}": failed after its commit`,
 				);
 				throw Object.assign(new Error('Connection terminated unexpectedly'), { code: '57P01' });
 			}
@@ -419,7 +427,7 @@ export async function simulateCluster(
 			const actsAt = process.random() * takes;
 			const outcome = process.random();
 			const acts = outcome < 0.8 || (outcome >= 0.87 && process.random() < 0.5);
-			log(`${process.name} sends "${id}" (${Math.round(takes)} ms)`);
+			log(() => `${process.name} sends "${id}" (${Math.round(takes)} ms)`);
 			void schedule.sleep(actsAt).then(() => {
 				if (acts) event.created = true;
 			});
@@ -434,7 +442,8 @@ export async function simulateCluster(
 			await paused(process, 'during a create');
 			if (process.dead) await new Promise<never>(() => undefined);
 			log(
-				`${process.name} sent "${id}": ${outcome < 0.8 ? 'created' : outcome < 0.87 ? 'refused' : `no answer (${acts ? 'created' : 'not created'})`}`,
+				() =>
+					`${process.name} sent "${id}": ${outcome < 0.8 ? 'created' : outcome < 0.87 ? 'refused' : `no answer (${acts ? 'created' : 'not created'})`}`,
 			);
 			if (outcome < 0.8) return { id: `record-${id}` };
 			if (outcome < 0.87) {
@@ -494,7 +503,7 @@ export async function simulateCluster(
 			excused.add(`${row}/${keys[itemIndex]}`);
 		if (notWritten.expiredUnsent.length > 0) seen.add('a claim ahead gave up, warned');
 		const warned = Object.entries(notWritten).filter(([, items]) => items.length > 0);
-		if (warned.length > 0) log(`  warned: ${JSON.stringify(Object.fromEntries(warned))}`);
+		if (warned.length > 0) log(() => `  warned: ${JSON.stringify(Object.fromEntries(warned))}`);
 		if (result.counts.resent.length > 0) seen.add('an unknown outcome resent with its code');
 		if (result.counts.alreadyCreated > 0) seen.add('a delivery went to Already Created');
 	};
@@ -518,7 +527,8 @@ export async function simulateCluster(
 			const ids = keys.map((key) => `${rowOfNode(node)}/${key}`);
 			process.running.add(ids);
 			log(
-				`${process.name} runs ${rowOfNode(node)} [${keys.join(' ')}]${codes.length > 0 ? ` codes ${codes.join(' ')}` : ''}`,
+				() =>
+					`${process.name} runs ${rowOfNode(node)} [${keys.join(' ')}]${codes.length > 0 ? ` codes ${codes.join(' ')}` : ''}`,
 			);
 			void runNode({
 				process: { name: process.name, keys: process.keys, clock: process.clock },
@@ -536,8 +546,8 @@ export async function simulateCluster(
 				process.running.delete(ids);
 				pendingRuns--;
 				heard(node, keys, result);
-				log(`${process.name} ran ${rowOfNode(node)} [${keys.join(' ')}]`);
-				for (const { itemIndex, text } of result.errors) log(`  item ${itemIndex}: ${text}`);
+				log(() => `${process.name} ran ${rowOfNode(node)} [${keys.join(' ')}]`);
+				for (const { itemIndex, text } of result.errors) log(() => `  item ${itemIndex}: ${text}`);
 				followUp(node, keys, result, executeData, process);
 			});
 		});
