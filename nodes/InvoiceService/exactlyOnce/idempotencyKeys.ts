@@ -75,11 +75,16 @@ export interface KeysProcess {
 	lockOf(workflowId: string, helpers: IExecuteFunctions['helpers']): RowLock;
 }
 
+/** Each workflow's store in this process (by workflow id), while it has work: its nodes' changes go together. */
+const stores = new Map<string, KeyStore>();
+/** Keys whose item is in flight in this process: a second claim waits for the first item's outcome. */
+const inFlight = new Map<string, Promise<void>>();
+
 /** This process. Its clock reads flightTiming.now, which tests move on. */
 export const thisProcess: KeysProcess = {
 	clock: { ...systemClock, now: () => flightTiming.now() },
-	stores: new Map(),
-	inFlight: new Map(),
+	stores,
+	inFlight,
 	// The lock keeps its own clock here: the tests that move flightTiming.now on mean the node's, not the lock's.
 	lockOf: (workflowId, helpers) => new RowLock(workflowId, helpers),
 };
