@@ -46,7 +46,17 @@ interface Row {
 	data: string[] | number | string;
 }
 
-export const hashOf = (value: unknown) => createHash('md5').update(String(value)).digest('base64');
+/** The hashes n8n keeps (MD5, base64), each computed once: the simulation hashes the same entries many times. */
+const hashes = new Map<string, string>();
+export function hashOf(value: unknown): string {
+	const text = String(value);
+	let hash = hashes.get(text);
+	if (hash === undefined) {
+		hash = createHash('md5').update(text).digest('base64');
+		if (hashes.size < 100_000) hashes.set(text, hash);
+	}
+	return hash;
+}
 
 export function primaryKeyError(database: 'postgres' | 'sqlite'): Error {
 	return database === 'postgres'

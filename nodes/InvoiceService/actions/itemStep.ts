@@ -5,11 +5,11 @@ import { type Claim, type IdempotencyKeys, unknownKeyError } from '../exactlyOnc
 import { newResendCode, resendWayForward, withCode } from '../exactlyOnce/resendCodes';
 import { RunClaims } from '../exactlyOnce/runClaims';
 import { fingerprintOf, type RecordedError, type RunRecord } from '../exactlyOnce/runRecord';
-import type { NodeError, RunCounts } from '../exactlyOnce/runReport';
+import type { Failed, NodeError, RunCounts } from '../exactlyOnce/runReport';
 import { mayHaveActed } from '../transport/nodeError';
 import type { ServiceClient } from '../transport/request';
 import type { RunOptions } from './common.descriptions';
-import { asNodeError, wordsOf } from './itemErrors';
+import { asNodeError, errorItem, wordsOf } from './itemErrors';
 import { itemParameter } from './itemParameter';
 import { keyParameter } from './keys.descriptions';
 import type { Operation, Prepared } from './operation';
@@ -34,15 +34,25 @@ export interface StepRun {
 /** Where an item went: its output, or the Already Created output (its key created the record before). */
 export type StepResult = { output: INodeExecutionData } | { alreadyCreated: INodeExecutionData };
 
+/** Where a run's item turns put what they give, by item (the router builds the node's outputs and report from it). */
+export interface RunTurns {
+	results: Array<INodeExecutionData | undefined>;
+	alreadyCreated: Array<INodeExecutionData | undefined>;
+	/** Items that failed: the run stops. */
+	failures: Failed[];
+	/** Items failed again without a request (unknown outcome): they do not stop the other items. */
+	notResent: Failed[];
+}
+
 /**
  * One item's way from its prepared request to its output, the same for every way an item comes back (n8n's
  * Retry On Fail, a retried execution, a repeated Idempotency Key): recall what an earlier try did → claim its
- * key → create → settle the key (created, unknown, or released) → record. It throws the item's error; the router
- * owns the loop and what an error does to the run.
+ * key → create → settle the key (created, unknown, or released) → record. Its `turn` puts the item's output or
+ * error where the run's outputs are made from; the router owns the loop and what an error does to the run.
  */
 export class ItemStep {
 	/** Items that failed again without a request (an unknown outcome): they do not stop the other items. */
-	readonly notSentAgain = new Set<number>();
+	private readonly notSentAgain = new Set<number>();
 	/** The run's keys, claimed ahead and marked in batches (none without keys). */
 	private readonly claims?: RunClaims;
 	/** The resend codes of the items this run sent without knowing the outcome (given when the create failed). */
@@ -68,7 +78,7 @@ export class ItemStep {
 		});
 	}
 
-	async send(itemIndex: number, prepared: Prepared): Promise<StepResult> {
+	private async send(itemIndex: number, prepared: Prepared): Promise<StepResult> {
 		const { record, counts, runOptions } = this.run;
 		const recalled = record.recall(itemIndex);
 		let resending: string | undefined;
@@ -102,10 +112,44 @@ export class ItemStep {
 	}
 
 	/**
+	 * One item's whole turn, as the router's loop gives it (`take`: its prepared request, or its preparation's error):
+	 * sent, its output or error put in `turns` (an error item under Continue), its unused key claimed ahead given back.
+	 */
+	async turn(
+		itemIndex: number,
+		take: () => Prepared,
+		turns: RunTurns,
+		continueOnFail: boolean,
+	): Promise<void> {
+		try {
+			// A preparation error surfaces here, at the item's turn, exactly as if it were prepared now.
+			const result = await this.send(itemIndex, take());
+			if ('alreadyCreated' in result) {
+				turns.alreadyCreated[itemIndex] = result.alreadyCreated;
+				return;
+			}
+			turns.results[itemIndex] = result.output;
+			this.returned(itemIndex, result.output);
+		} catch (caught) {
+			const error = asNodeError(this.context, caught, itemIndex);
+			this.failed(itemIndex, caught, error);
+			if (continueOnFail) {
+				turns.results[itemIndex] = errorItem(error, itemIndex);
+			} else if (this.notSentAgain.has(itemIndex)) {
+				turns.notResent.push({ error, itemIndex });
+			} else {
+				turns.failures.push({ error, itemIndex });
+			}
+		} finally {
+			await this.turnOver(itemIndex);
+		}
+	}
+
+	/**
 	 * The item failed: when the service may have acted on it, its error names the outcome's resend code, and the
 	 * record keeps both (never sent again unless that code is entered).
 	 */
-	failed(itemIndex: number, caught: unknown, error: NodeError): void {
+	private failed(itemIndex: number, caught: unknown, error: NodeError): void {
 		if (!mayHaveActed(caught)) return;
 		const code = this.codes.get(itemIndex) ?? newResendCode();
 		withCode(error, code);
@@ -113,12 +157,12 @@ export class ItemStep {
 	}
 
 	/** The output this run returns for the item, kept for a later try in this process. */
-	returned(itemIndex: number, output: INodeExecutionData): void {
+	private returned(itemIndex: number, output: INodeExecutionData): void {
 		this.run.record.returned(itemIndex, output);
 	}
 
 	/** The item's turn is over: a key claimed ahead for it and not used is given back. */
-	async turnOver(itemIndex: number): Promise<void> {
+	private async turnOver(itemIndex: number): Promise<void> {
 		await this.claims?.turnOver(itemIndex);
 	}
 

@@ -3,18 +3,12 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { IdempotencyKeys, type KeySettings } from '../exactlyOnce/idempotencyKeys';
 import { RunRecord } from '../exactlyOnce/runRecord';
-import {
-	keyWarnings,
-	noCounts,
-	runHints,
-	withStopReport,
-	type Failed,
-} from '../exactlyOnce/runReport';
+import { keyWarnings, noCounts, runHints, withStopReport } from '../exactlyOnce/runReport';
 import { prepareAheadAndSend } from '../helpers/pool';
 import { ServiceClient } from '../transport/request';
 import { readRunOptions } from './common.descriptions';
 import { asNodeError, errorItem } from './itemErrors';
-import { ItemStep, type StepRun } from './itemStep';
+import { ItemStep, type RunTurns, type StepRun } from './itemStep';
 import { keysChecked, keysConfigured, readKeySettings } from './keys.descriptions';
 import { findOperation } from './resources';
 import { isToolRun } from './tool';
@@ -105,11 +99,13 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 
 	const counts = noCounts(runOptions.resendCodes);
 	const step = new ItemStep(this, { ...run, record, counts }, items.length);
-	const results: Array<INodeExecutionData | undefined> = new Array(items.length);
-	const alreadyCreated: Array<INodeExecutionData | undefined> = new Array(items.length);
-	const failures: Failed[] = [];
-	/** Items failed again without a request (unknown outcome): they do not stop the other items. */
-	const notResent: Failed[] = [];
+	const turns: RunTurns = {
+		results: new Array(items.length),
+		alreadyCreated: new Array(items.length),
+		failures: [],
+		notResent: [],
+	};
+	const { results, alreadyCreated, failures, notResent } = turns;
 	const handled = new Set<number>();
 
 	await prepareAheadAndSend({
@@ -120,28 +116,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		prepare: (itemIndex) => operation.prepare.call(this, itemIndex),
 		send: async (itemIndex, take) => {
 			handled.add(itemIndex);
-			try {
-				// A preparation error surfaces here, at the item's turn, exactly as if it were prepared now.
-				const result = await step.send(itemIndex, take());
-				if ('alreadyCreated' in result) {
-					alreadyCreated[itemIndex] = result.alreadyCreated;
-					return;
-				}
-				results[itemIndex] = result.output;
-				step.returned(itemIndex, result.output);
-			} catch (caught) {
-				const error = asNodeError(this, caught, itemIndex);
-				step.failed(itemIndex, caught, error);
-				if (continueOnFail) {
-					results[itemIndex] = errorItem(error, itemIndex);
-				} else if (step.notSentAgain.has(itemIndex)) {
-					notResent.push({ error, itemIndex });
-				} else {
-					failures.push({ error, itemIndex });
-				}
-			} finally {
-				await step.turnOver(itemIndex);
-			}
+			await step.turn(itemIndex, take, turns, continueOnFail);
 		},
 		shouldStop: () => failures.length > 0,
 	});

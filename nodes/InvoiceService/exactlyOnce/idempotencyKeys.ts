@@ -1,12 +1,12 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
-import { NodeOperationError, sleep } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
 import { clip } from '../helpers/clip';
 import { requireIdempotencyKey } from '../helpers/idempotencyKey';
 import { KeyStore, type ClaimAnswer, type NodeRow } from './keyStore';
 import { newResendCode, resendWayForward } from './resendCodes';
 import { LockError } from './lockErrors';
-import { RowLock } from './rowLock';
+import { RowLock, systemClock, type Clock } from './rowLock';
 
 /** The most characters of a key a message shows: the key is the user's data, of any size. */
 const MAX_KEY_SHOWN = 200;
@@ -60,10 +60,34 @@ export const flightTiming = {
 	now: () => performance.now(),
 };
 
+/**
+ * The n8n process the keys live in: its clock and what its runs share. One for the process that loads this module;
+ * the simulation (test/simulation/) makes one per simulated process, each with its own virtual clock.
+ */
+export interface KeysProcess {
+	/** The waits for flights, the claims ahead and the marks' delay are read on it (the lock's: lockOf's). */
+	clock: Clock;
+	/** Each workflow's store in this process (by workflow id), while it has work: its nodes' changes go together. */
+	stores: Map<string, KeyStore>;
+	/** Keys whose item is in flight in this process: a second claim waits for the first item's outcome. */
+	inFlight: Map<string, Promise<void>>;
+	/** The lock of a workflow's store (the simulation watches who holds it). */
+	lockOf(workflowId: string, helpers: IExecuteFunctions['helpers']): RowLock;
+}
+
 /** Each workflow's store in this process (by workflow id), while it has work: its nodes' changes go together. */
 const stores = new Map<string, KeyStore>();
 /** Keys whose item is in flight in this process: a second claim waits for the first item's outcome. */
 const inFlight = new Map<string, Promise<void>>();
+
+/** This process. Its clock reads flightTiming.now, which tests move on. */
+export const thisProcess: KeysProcess = {
+	clock: { ...systemClock, now: () => flightTiming.now() },
+	stores,
+	inFlight,
+	// The lock keeps its own clock here: the tests that move flightTiming.now on mean the node's, not the lock's.
+	lockOf: (workflowId, helpers) => new RowLock(workflowId, helpers),
+};
 
 /** What the node's options say of its keys (read where the options are: actions/keys.descriptions.ts). */
 export interface KeySettings {
@@ -93,6 +117,7 @@ export class IdempotencyKeys {
 		private readonly context: IExecuteFunctions,
 		scope: string,
 		private readonly settings: KeySettings,
+		private readonly process: KeysProcess,
 	) {
 		this.row = { scope, helpers: context.helpers, historySize: settings.historySize };
 	}
@@ -101,7 +126,11 @@ export class IdempotencyKeys {
 	 * The keys of this run. Throws when a Remove Duplicates node in this workflow shares the workflow's row of the
 	 * store.
 	 */
-	static of(context: IExecuteFunctions, settings: KeySettings): IdempotencyKeys {
+	static of(
+		context: IExecuteFunctions,
+		settings: KeySettings,
+		process: KeysProcess = thisProcess,
+	): IdempotencyKeys {
 		const conflict = removeDuplicatesSharingTheRow(context);
 		if (conflict) {
 			throw new NodeOperationError(
@@ -114,7 +143,12 @@ export class IdempotencyKeys {
 			);
 		}
 		const scope = `${context.getWorkflow().id ?? ''} ${context.getNode().id}`;
-		return new IdempotencyKeys(context, scope, settings);
+		return new IdempotencyKeys(context, scope, settings, process);
+	}
+
+	/** The clock of the process the keys live in (RunClaims paces its claims ahead and marks on it). */
+	get clock(): Clock {
+		return this.process.clock;
 	}
 
 	/** How many keys the node's row keeps (keys in flight included). */
@@ -141,6 +175,7 @@ export class IdempotencyKeys {
 		{ resendCodes }: { resendCodes: string[] },
 	): Promise<ClaimResult> {
 		const id = `${this.row.scope} ${key}`;
+		const { inFlight } = this.process;
 		for (let pending = inFlight.get(id); pending; pending = inFlight.get(id)) await pending;
 		let settle!: () => void;
 		inFlight.set(id, new Promise<void>((resolve) => (settle = resolve)));
@@ -213,9 +248,10 @@ export class IdempotencyKeys {
 		expiryCode: string,
 	): Promise<{ answer: FoundAnswer; sentAt: number; leftInFlight: boolean }> {
 		let watch: { sign?: string; since?: number } | undefined;
+		const { clock } = this.process;
 		let delay = flightTiming.pollMinMs;
 		for (;;) {
-			const sentAt = flightTiming.now();
+			const sentAt = clock.now();
 			const expireFlight =
 				watch?.since !== undefined && sentAt - watch.since >= this.settings.flightWaitMs;
 			const store = this.store();
@@ -230,9 +266,9 @@ export class IdempotencyKeys {
 			this.wroteIn(store);
 			if (answer === 'flight') watch = {};
 			else if (typeof answer === 'object' && 'flight' in answer) {
-				if (!answer.same) watch = { sign: answer.flight, since: flightTiming.now() };
+				if (!answer.same) watch = { sign: answer.flight, since: clock.now() };
 			} else return { answer, sentAt, leftInFlight };
-			await sleep(delay + Math.floor(Math.random() * delay));
+			await clock.sleep(delay + Math.floor(clock.random() * delay));
 			delay = Math.min(delay * 2, flightTiming.pollMaxMs);
 		}
 	}
@@ -252,14 +288,15 @@ export class IdempotencyKeys {
 	/** This workflow's store in this process (a new one when the last has finished its work). */
 	private store(): KeyStore {
 		const workflowId = this.context.getWorkflow().id ?? '';
+		const { stores, clock } = this.process;
 		let store = stores.get(workflowId);
 		if (!store) {
 			const created: KeyStore = new KeyStore(
-				new RowLock(workflowId, this.context.helpers),
+				this.process.lockOf(workflowId, this.context.helpers),
 				() => {
 					if (stores.get(workflowId) === created) stores.delete(workflowId);
 				},
-				{ now: () => flightTiming.now() },
+				clock,
 			);
 			store = created;
 			stores.set(workflowId, store);

@@ -1,5 +1,3 @@
-import { sleep } from 'n8n-workflow';
-
 import type { Claim, ClaimResult, IdempotencyKeys } from './idempotencyKeys';
 
 /**
@@ -115,7 +113,7 @@ export class RunClaims {
 
 	/** The item's key and what its claim found (claimed ahead with the next items when it is not yet). */
 	async claim(itemIndex: number): Promise<ClaimedFound> {
-		if (this.turns++ === 0) this.firstTurnAt = performance.now();
+		if (this.turns++ === 0) this.firstTurnAt = this.keys.clock.now();
 		this.claimAhead(itemIndex);
 		const ahead = this.claimedAhead.get(itemIndex);
 		this.claimedAhead.delete(itemIndex);
@@ -135,7 +133,7 @@ export class RunClaims {
 		if (this.toMark.length >= this.aheadWindow() / 2) this.flushMarks();
 		else if (!this.markDue) {
 			const due = (this.markDue = ++this.markFlushes);
-			void sleep(MARK_DELAY_MS).then(() => {
+			void this.keys.clock.sleep(MARK_DELAY_MS).then(() => {
 				if (this.markDue === due) this.flushMarks();
 			});
 		}
@@ -186,7 +184,7 @@ export class RunClaims {
 
 	/** How many items ahead keys are claimed now (AHEAD_SECONDS of the run's pace so far). */
 	private aheadWindow(): number {
-		const seconds = Math.max((performance.now() - this.firstTurnAt) / 1000, 1);
+		const seconds = Math.max((this.keys.clock.now() - this.firstTurnAt) / 1000, 1);
 		const paced = Math.round((this.turns / seconds) * AHEAD_SECONDS);
 		const kept = Math.max(1, Math.floor(this.keys.historySize / AHEAD_SHARE));
 		return Math.min(CLAIM_AHEAD_MAX, kept, Math.max(CLAIM_AHEAD_MIN, paced));
@@ -201,7 +199,7 @@ export class RunClaims {
 		const window = this.aheadWindow();
 		if (this.claimedUpTo - itemIndex > window / 2) return;
 		const end = Math.min(this.items.itemCount, itemIndex + window);
-		const at = performance.now();
+		const at = this.keys.clock.now();
 		for (let index = Math.max(itemIndex, this.claimedUpTo); index < end; index++) {
 			if (!this.items.sends(index)) continue;
 			let key: string;
@@ -229,8 +227,8 @@ export class RunClaims {
 		this.watchingHeld = true;
 		try {
 			while (this.claimedAhead.size > 0) {
-				await sleep(aheadTiming.checkMs);
-				const now = performance.now();
+				await this.keys.clock.sleep(aheadTiming.checkMs);
+				const now = this.keys.clock.now();
 				// In the order they were claimed: the oldest first.
 				for (const [index, ahead] of this.claimedAhead) {
 					if (now - ahead.at < aheadTiming.heldMs) break;
