@@ -25,88 +25,67 @@ describe.each(N8N_VERSIONS)(
 
 		// -----------------------------------------------------------------------------------------------------
 
-		test(
-			'(a) 40 events, each delivered twice at the same instant: exactly 40 invoices',
-			async () => {
-				const s = await d.scenario('twice');
-				const ids = d.events('twice', 40);
-				const t = Date.now();
-				await Promise.all(ids.flatMap((id) => [s.deliver(id), s.deliver(id)]));
-				const { statuses } = await s.settled(80);
-				d.timings.twiceSettled = Date.now() - t;
-				const result = s.tally(ids);
-				d.log(
-					`(a) ${JSON.stringify({ ...result, statuses, settledMs: d.timings.twiceSettled, deliveries: s.deliveries })}`,
-				);
-				const failed = (await s.executions()).find((e) => e.status !== 'success');
-				if (failed)
-					d.log(`(a) a failed execution: ${itemError(await finishedExecution(d.main, failed.id))}`);
-				expect({ ...result, lockEntries: await s.lockEntries() }).toEqual({
-					invoices: 40,
-					duplicates: 0,
-					lost: 0,
-					lockEntries: 0,
-				});
-				expect(statuses).toEqual({ success: 80 });
-			},
-			15 * MINUTE,
-		);
-
-		test(
-			'(b) 300 events in 5 s, 20 % re-delivered 0-2 s later, then each once more: 300 invoices, 0 new in the last pass',
-			async () => {
-				const s = await d.scenario('storm');
-				const ids = d.events('storm', 300);
-				const t = Date.now();
-				// The storm: each event at a random instant of 5 s; every fifth again 0-2 s after its first delivery.
-				await Promise.all(
-					ids.map(async (id, i) => {
-						await sleep(Math.random() * 5_000);
-						await s.deliver(id);
-						if (i % 5 !== 0) return;
-						await sleep(Math.random() * 2_000);
-						await s.deliver(id);
-					}),
-				);
-				const storm = await s.settled(360);
-				d.timings.stormSettled = Date.now() - t;
-				const failed = storm.all.find((e) => e.status !== 'success');
-				if (failed)
-					d.log(`(b) a failed execution: ${itemError(await finishedExecution(d.main, failed.id))}`);
-				const afterStorm = s.tally(ids);
-				// The last pass, once the storm has settled: a key erased by another key's write would invoice again.
-				// Spread over 5 s as the storm was: 300 posts at one instant ran n8n 1.123's main out of database
-				// connections, and 1.x answers a webhook that responds immediately before it saves the execution,
-				// so some events were answered 200 and never ran (n8n's loss, not the node's: 2.x saves first).
-				const t2 = Date.now();
-				await Promise.all(
-					ids.map(async (id) => {
-						await sleep(Math.random() * 5_000);
-						await s.deliver(id);
-					}),
-				);
-				const last = await s.settled(660);
-				d.timings.lastPassSettled = Date.now() - t2;
-				const afterLast = s.tally(ids);
-				const perWorker = [1, 2].map(
-					(n) => storm.all.filter(({ id }) => d.workersThatRan(id).includes(n)).length,
-				);
-				d.log(
-					`(b) ${JSON.stringify({ afterStorm, stormStatuses: storm.statuses, stormSettledMs: d.timings.stormSettled, perWorker, afterLast, newInLastPass: afterLast.invoices - afterStorm.invoices, lastStatuses: last.statuses, lastPassSettledMs: d.timings.lastPassSettled, deliveries: s.deliveries })}`,
-				);
-				expect({ ...afterStorm, lockEntries: await s.lockEntries() }).toEqual({
-					invoices: 300,
-					duplicates: 0,
-					lost: 0,
-					lockEntries: 0,
-				});
-				expect(afterLast).toEqual(afterStorm);
-				expect(last.statuses).toEqual({ success: 660 });
-				// Both workers took part.
-				for (const n of perWorker) expect(n).toBeGreaterThan(0);
-			},
-			20 * MINUTE,
-		);
+		// (b) on n8n 2.x only: on 1.123 it measured n8n's own database pool more than the keys (its main ran out of
+		// connections and lost webhooks it had answered 200: test/e2e-scale/README.md), and took 3 minutes of CI's 60. 1.123's keyed
+		// storm with a re-delivery pass is clocks-apart.test.ts's (worker 2 at +3 s).
+		if (Number(VERSION.split('.')[0]) >= 2)
+			test(
+				'(b) 300 events in 5 s, 20 % re-delivered 0-2 s later, then each once more: 300 invoices, 0 new in the last pass',
+				async () => {
+					const s = await d.scenario('storm');
+					const ids = d.events('storm', 300);
+					const t = Date.now();
+					// The storm: each event at a random instant of 5 s; every fifth again 0-2 s after its first delivery.
+					await Promise.all(
+						ids.map(async (id, i) => {
+							await sleep(Math.random() * 5_000);
+							await s.deliver(id);
+							if (i % 5 !== 0) return;
+							await sleep(Math.random() * 2_000);
+							await s.deliver(id);
+						}),
+					);
+					const storm = await s.settled(360);
+					d.timings.stormSettled = Date.now() - t;
+					const failed = storm.all.find((e) => e.status !== 'success');
+					if (failed)
+						d.log(
+							`(b) a failed execution: ${itemError(await finishedExecution(d.main, failed.id))}`,
+						);
+					const afterStorm = s.tally(ids);
+					// The last pass, once the storm has settled: a key erased by another key's write would invoice again.
+					// Spread over 5 s as the storm was: 300 posts at one instant ran n8n 1.123's main out of database
+					// connections, and 1.x answers a webhook that responds immediately before it saves the execution,
+					// so some events were answered 200 and never ran (n8n's loss, not the node's: 2.x saves first).
+					const t2 = Date.now();
+					await Promise.all(
+						ids.map(async (id) => {
+							await sleep(Math.random() * 5_000);
+							await s.deliver(id);
+						}),
+					);
+					const last = await s.settled(660);
+					d.timings.lastPassSettled = Date.now() - t2;
+					const afterLast = s.tally(ids);
+					const perWorker = [1, 2].map(
+						(n) => storm.all.filter(({ id }) => d.workersThatRan(id).includes(n)).length,
+					);
+					d.log(
+						`(b) ${JSON.stringify({ afterStorm, stormStatuses: storm.statuses, stormSettledMs: d.timings.stormSettled, perWorker, afterLast, newInLastPass: afterLast.invoices - afterStorm.invoices, lastStatuses: last.statuses, lastPassSettledMs: d.timings.lastPassSettled, deliveries: s.deliveries })}`,
+					);
+					expect({ ...afterStorm, lockEntries: await s.lockEntries() }).toEqual({
+						invoices: 300,
+						duplicates: 0,
+						lost: 0,
+						lockEntries: 0,
+					});
+					expect(afterLast).toEqual(afterStorm);
+					expect(last.statuses).toEqual({ success: 660 });
+					// Both workers took part.
+					for (const n of perWorker) expect(n).toBeGreaterThan(0);
+				},
+				20 * MINUTE,
+			);
 
 		test(
 			'(c) a first create refused (400) while its re-delivery waits on the other worker: exactly 1 invoice',

@@ -5,9 +5,8 @@
 // the community package installed). The workflow creates a customer and an invoice with its PDF. A third one
 // (test/support/exactly-once.ts) fails at one line of 12, and the executions list's Retry creates nothing twice.
 // A fourth (Webhook → Invoice → Create keyed on the event id) shows the Idempotency Key holding across the two
-// workers: 40 events each posted twice at the same instant make 40 invoices, and a first create refused while
-// its re-delivery arrives makes exactly 1 (those two tests: 18 s on 2.41.1, 23 s on 1.123.81, measured on a loaded
-// 2-core machine).
+// workers: 40 events each posted twice at the same instant make 40 invoices, one Created and one Already Created
+// each (the rest of the keys across workers: keys-across-workers.test.ts).
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -351,10 +350,14 @@ describe.each(N8N_VERSIONS)(
 				);
 			}
 			await Promise.all([
-				startN8nServer(homes[0], { env: queueEnv }).then((m) => {
-					main = m;
-					timings.mainBoot = Date.now() - tBoot;
-				}),
+				// The main takes every webhook: a pool of 10 database connections, as keys-deployment.ts gives its
+				// main (n8n 1.123's main answered "Database is not ready!" with n8n's 2 after a burst, on a busy machine).
+				startN8nServer(homes[0], { env: { ...queueEnv, DB_POSTGRESDB_POOL_SIZE: '10' } }).then(
+					(m) => {
+						main = m;
+						timings.mainBoot = Date.now() - tBoot;
+					},
+				),
 				...workers.map((w, i) =>
 					w
 						.waitFor(/n8n worker is now ready[\s\S]* \* Concurrency: \d+/, READY_LIMIT_MS)
@@ -764,42 +767,6 @@ describe.each(N8N_VERSIONS)(
 				expect([...ran].sort()).toEqual([1, 2]);
 			},
 			10 * MINUTE,
-		);
-
-		test(
-			'Idempotency Key across 2 workers: a first create refused (400) while its re-delivery arrives: exactly 1 invoice',
-			async () => {
-				const { workflowId, customerId } = await keyedOnce();
-				const id = `evt-refused-${VERSION}`;
-				sandbox!.faultOnce({ bodyContains: `"description":"Event ${id}"`, fault: 'refuse' });
-				// The refusal takes 1.5 s: the re-delivery, 0.3 s later, meets the key in flight and waits for its outcome.
-				sandbox!.configure({ latencyMs: 1500 });
-				let executions: SavedExecution[];
-				try {
-					executions = await executionsStartedBy(
-						main!,
-						workflowId,
-						async () =>
-							await Promise.all([
-								postTo(main!, EVENT_PATH, eventBody(id, customerId)),
-								sleep(300).then(
-									async () => await postTo(main!, EVENT_PATH, eventBody(id, customerId)),
-								),
-							]),
-						2,
-						2 * MINUTE,
-					);
-				} finally {
-					sandbox!.configure({ latencyMs: 0 });
-				}
-				const seen = executions.map((e) => [e.id, e.status, outputsOf(e), workersThatRan(e.id)]);
-				console.log(`[queue e2e ${VERSION}] refused, then re-delivered: ${JSON.stringify(seen)}`);
-				expect(invoicesFor(sandbox!, `Event ${id}`)).toHaveLength(1);
-				expect(executions.map((e) => e.status).sort()).toEqual(['error', 'success']);
-				const delivered = executions.find((e) => e.status === 'success')!;
-				expect(outputsOf(delivered)).toEqual([1, 0]);
-			},
-			5 * MINUTE,
 		);
 
 		test('every run goes through Redis: the Bull job counter counts each webhook call', async () => {

@@ -1,14 +1,11 @@
 // A delivery waiting for its key in flight in another process (IdempotencyKeys, the real code) against the
 // query-by-query model of n8n's store: its give-up is tied to the flight it watched. The other process is a
 // KeyStore of its own (its own lock turns), on the same store.
-import type { IExecuteFunctions } from 'n8n-workflow';
-
 import {
 	flightTiming,
 	IdempotencyKeys,
 } from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
-import { KeyStore, type NodeRow } from '../../nodes/InvoiceService/exactlyOnce/keyStore';
-import { RowLock, systemClock } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
+import { keyedNodeOver } from '../support/keyed-node';
 import { hashOf, StoreModel } from '../support/store-model';
 
 const WORKFLOW = 'flight-workflow';
@@ -26,19 +23,11 @@ function setUp() {
 			if (caller === 'waiter') await paused;
 		},
 	});
-	const waiterContext = {
-		getNode: () => ({ id: NODE_ID, name: 'Create customer', parameters: {} }),
-		getWorkflow: () => ({ id: WORKFLOW }),
-		getParentNodes: () => [],
-		getChildNodes: () => [],
-		helpers: model.helpersFor(WORKFLOW, NODE_ID, 'waiter'),
-	} as unknown as IExecuteFunctions;
-	const other = model.helpersFor(WORKFLOW, NODE_ID, 'other');
-	const holder = new KeyStore(
-		new RowLock(WORKFLOW, other as never, systemClock, new Map()),
-		() => undefined,
-	);
-	const row: NodeRow = { scope: `other ${NODE_ID}`, helpers: other as never, historySize: 100 };
+	const {
+		context: waiterContext,
+		otherStore: holder,
+		otherRow: row,
+	} = keyedNodeOver(model, WORKFLOW, NODE_ID, 'waiter');
 	const stateOf = (key: string) => {
 		const data = model.rows.get(NODE_ROW)?.data;
 		const held = new Set(Array.isArray(data) ? data : []);

@@ -1,15 +1,12 @@
 // A run's keys claimed ahead (RunClaims, IdempotencyKeys: the real code) against the query-by-query model of n8n's
 // store, with another process holding one of the keys in flight and never settling it (it died): the claim ahead
 // gives up waiting for it and makes it unknown with a resend code of its own. That answer must reach the user.
-import type { IExecuteFunctions } from 'n8n-workflow';
-
 import {
 	flightTiming,
 	IdempotencyKeys,
 } from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
-import { KeyStore, type NodeRow } from '../../nodes/InvoiceService/exactlyOnce/keyStore';
-import { RowLock, systemClock } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
 import { aheadTiming, RunClaims } from '../../nodes/InvoiceService/exactlyOnce/runClaims';
+import { keyedNodeOver } from '../support/keyed-node';
 import { hashOf, StoreModel } from '../support/store-model';
 
 const WORKFLOW = 'ahead-workflow';
@@ -28,19 +25,11 @@ async function setUp() {
 	Object.assign(flightTiming, { pollMinMs: 20, pollMaxMs: 40 });
 	Object.assign(aheadTiming, { heldMs: 200, checkMs: 50 });
 	const model = new StoreModel();
-	const context = {
-		getNode: () => ({ id: NODE_ID, name: 'Create customer', parameters: {} }),
-		getWorkflow: () => ({ id: WORKFLOW }),
-		getParentNodes: () => [],
-		getChildNodes: () => [],
-		helpers: model.helpersFor(WORKFLOW, NODE_ID, 'run'),
-	} as unknown as IExecuteFunctions;
-	const other = model.helpersFor(WORKFLOW, NODE_ID, 'other');
-	const dead = new KeyStore(
-		new RowLock(WORKFLOW, other as never, systemClock, new Map()),
-		() => undefined,
-	);
-	const row: NodeRow = { scope: `other ${NODE_ID}`, helpers: other as never, historySize: 100 };
+	const {
+		context,
+		otherStore: dead,
+		otherRow: row,
+	} = keyedNodeOver(model, WORKFLOW, NODE_ID, 'run');
 	await expect(dead.claim(row, 'K', { codes: [], expireFlight: false })).resolves.toBe('new');
 	const keys = IdempotencyKeys.of(context, {
 		historySize: 100,
