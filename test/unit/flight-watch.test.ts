@@ -53,7 +53,7 @@ const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(re
 
 describe("a delivery waiting for its key in flight in another process (issue 42's defect 1)", () => {
 	it('gives up only on a flight it watched for the whole wait: a flight given back and claimed again between two of its looks is waited for anew, and its created mark (under half the margin) keeps the key created', async () => {
-		Object.assign(flightTiming, { pollMinMs: 20, pollMaxMs: 40 });
+		Object.assign(flightTiming, { pollMinMs: 20, pollMaxMs: 40, queryDelayMs: 100 });
 		const { waiterContext, holder, row, stateOf, pauseWaiter } = setUp();
 		const request = { codes: [], expireFlight: false };
 		// The other process claims the key (flight A).
@@ -75,9 +75,47 @@ describe("a delivery waiting for its key in flight in another process (issue 42'
 		// Flight B is created 500 ms after its claim (within the wait, and well within half the margin: its mark
 		// checks nothing in again), 1.2 s after the waiter first saw the key in flight.
 		await sleep(500);
-		await holder.settle(row, 'K', 'created', undefined, claimedB + flightTiming.marginMs / 2);
+		await holder.settle(row, 'K', 'created', undefined, {
+			noExpiryBefore: claimedB + flightTiming.marginMs / 2,
+			lateAfter: Infinity,
+		});
 		const found = await waited;
 		expect(found.state).toBe('created');
 		expect(stateOf('K')).toBe('created');
+	});
+});
+
+describe("a holder's outcome sent after another process may have given up on its flight (issue 42)", () => {
+	it('is not written: the key, given up on, taken over with its resend code and created meanwhile, stays created', async () => {
+		Object.assign(flightTiming, { pollMinMs: 20, pollMaxMs: 40, queryDelayMs: 100 });
+		const { waiterContext, holder, row, stateOf } = setUp();
+		// The other process claims the key (flight A), and its create is refused for certain much later.
+		await expect(holder.claim(row, 'K', { codes: [], expireFlight: false })).resolves.toBe('new');
+		const claimedA = performance.now();
+		const keys = IdempotencyKeys.of(waiterContext, {
+			historySize: 100,
+			flightWaitMs: 300,
+			keyField: 'Idempotency Key',
+			purpose: 'idempotency',
+		});
+		// A delivery here gives up on flight A (unknown, with a resend code); its user checks the service and enters
+		// the code: the key is taken over and created.
+		const gaveUp = await keys.claim('K', 0, { resendCodes: [] });
+		expect(gaveUp).toMatchObject({ state: 'unknown', code: expect.any(String) });
+		const code = (gaveUp as { code: string }).code;
+		const resent = await keys.claim('K', 0, { resendCodes: [code] });
+		expect(resent).toMatchObject({ state: 'new', resent: code });
+		if (resent.state === 'new') await resent.claim.created();
+		expect(stateOf('K')).toBe('created');
+		// Flight A's give-back, sent after its last safe moment (its flight wait less the query delay): refused.
+		const lateAfter = claimedA + 300 - flightTiming.queryDelayMs;
+		expect(performance.now()).toBeGreaterThan(lateAfter);
+		await expect(
+			holder.settle(row, 'K', 'released', undefined, { noExpiryBefore: claimedA, lateAfter }),
+		).rejects.toThrow(/too late to be written safely/);
+		expect(stateOf('K')).toBe('created');
+		// Sent in time, the same give-back would have taken the created key out (what seeds 8435 and 9564 did).
+		await holder.settle(row, 'K', 'released');
+		expect(stateOf('K')).toBe('none');
 	});
 });

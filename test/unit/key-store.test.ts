@@ -78,7 +78,10 @@ describe('one batch of claims and outcomes', () => {
 		await expect(store.claim(row, 'A', request)).resolves.toBe('new');
 		nodeWrites.length = 0;
 		// Its claim was sent a moment ago: nobody can have given up waiting for it.
-		await store.settle(row, 'A', 'created', undefined, Number.POSITIVE_INFINITY);
+		await store.settle(row, 'A', 'created', undefined, {
+			noExpiryBefore: Number.POSITIVE_INFINITY,
+			lateAfter: Number.POSITIVE_INFINITY,
+		});
 		expect(nodeWrites).toEqual(['removeProcessed']);
 		expect(stateOf('A')).toBe('created');
 		// Marked late (by default): its claim is checked in again, then `open:` taken out.
@@ -147,7 +150,10 @@ describe('one batch of claims and outcomes', () => {
 	it('a claim found created whose removal failed says so before its answer (its key looks in flight); one whose removal went through does not', async () => {
 		const { store, row, stateOf, failRemovals } = setUp();
 		await expect(store.claim(row, 'A', request)).resolves.toBe('new');
-		await store.settle(row, 'A', 'created', undefined, Number.POSITIVE_INFINITY);
+		await store.settle(row, 'A', 'created', undefined, {
+			noExpiryBefore: Number.POSITIVE_INFINITY,
+			lateAfter: Number.POSITIVE_INFINITY,
+		});
 		const said: string[] = [];
 		await expect(
 			store.claim(row, 'A', { ...request, onLeftInFlight: () => said.push('A once') }),

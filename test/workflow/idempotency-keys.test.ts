@@ -310,7 +310,7 @@ describe('three states per key', () => {
 		const nodeId = randomUUID();
 		const { seen } = service();
 		// Wait = Max Retry Wait (0) + Timeout (1 s) + margin (0).
-		Object.assign(flightTiming, { marginMs: 0, pollMinMs: 50, pollMaxMs: 100 });
+		Object.assign(flightTiming, { marginMs: 0, pollMinMs: 50, pollMaxMs: 100, queryDelayMs: 0 });
 		setState(nodeId, 'event-6', 'flight');
 		const started = Date.now();
 		const run = await runInvoiceService(
@@ -341,7 +341,7 @@ describe("a key claimed ahead that outlives another process's wait", () => {
 		const nodeId = randomUUID();
 		// Wait = Max Retry Wait (0) + Timeout (1 s) + margin (0); each create takes 0.6 s, one at a time, so item 2,
 		// claimed ahead at the start, is settled 1.8 s after its claim.
-		Object.assign(flightTiming, { marginMs: 0, pollMinMs: 50, pollMaxMs: 100 });
+		Object.assign(flightTiming, { marginMs: 0, pollMinMs: 50, pollMaxMs: 100, queryDelayMs: 0 });
 		const { created } = service(undefined, 600);
 		const items = [event(500), event(501), event(502)];
 		const run = runInvoiceService(

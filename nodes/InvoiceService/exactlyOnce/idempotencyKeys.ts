@@ -57,6 +57,12 @@ export const flightTiming = {
 	pollMinMs: 100,
 	/** A key in flight elsewhere is usually settled within a create's time: looked at again at least this often. */
 	pollMaxMs: 500,
+	/**
+	 * How much later than sent a query may reach n8n's database: its pool waits up to 20 s for a connection. An
+	 * outcome that takes a key's `claim:` out is sent no later than this before any other process can give up on the
+	 * flight (keyStore.ts, lateAfter).
+	 */
+	queryDelayMs: 20_000,
 	now: () => performance.now(),
 };
 
@@ -215,10 +221,13 @@ export class IdempotencyKeys {
 		// flight (flightWatch.ts), so after this claim was sent: a created mark before half that needs no second check
 		// (keyStore.ts).
 		const noExpiryBefore = sentAt + flightTiming.marginMs / 2;
+		// Another process running this node gives up on this flight no sooner than its flight wait after this claim was
+		// written: an outcome sent later than lateAfter might land after that, on a later flight of the key.
+		const lateAfter = sentAt + this.settings.flightWaitMs - flightTiming.queryDelayMs;
 		const settleAs = async (outcome: 'created' | 'unknown' | 'released', code?: string) => {
 			try {
 				const store = this.store();
-				await store.settle(this.row, key, outcome, code, noExpiryBefore);
+				await store.settle(this.row, key, outcome, code, { noExpiryBefore, lateAfter });
 				this.wroteIn(store);
 				if (outcome === 'created') this.createdHere.add(key);
 			} finally {

@@ -19,7 +19,11 @@ import { RowLock, systemClock, type Clock, type LockHelpers } from './rowLock';
  * A claim checks both entries (a new key: both added, now in flight); an outcome removes one (created: `open:`,
  * unknown: `claim:`) or both (released). Only a claim that finds the key created or unknown takes out the entry
  * its check added. A key marked created late (past `noExpiryBefore`) also has its `claim:` checked in again: another
- * process may have given up waiting for it by then and made it unknown, and a created key must not end absent.
+ * process may have given up waiting for it by then and made it unknown, and a created key must not end absent. An
+ * outcome that would take `claim:` out (given back, unknown, or created without that check) is sent only before
+ * `lateAfter`: later, another process may have given up on the flight and the key moved on (unknown, taken over
+ * with a resend code, created), and the outcome would land on that later state. It is not written then: the key
+ * stays in flight (a later delivery waits for it, then finds it unknown) and the outcome fails, saying so.
  * A waiter tells one flight of a key from the next by the key's end marks (flightWatch.ts).
  *
  * Every change happens holding the workflow's RowLock, so no two processes write a row at once. Inside one
@@ -88,10 +92,17 @@ export interface Pending<T> {
 }
 export type ClaimOp = Pending<ClaimAnswer> & ClaimRequest;
 /**
- * `code`: an unknown key's resend code. `noExpiryBefore` (a created key): the time, on this process's clock, before
- * which no other process can have given up waiting for the key (ClaimRequest.expireFlight).
+ * When an outcome is sent, on this process's clock: `noExpiryBefore`, the time before which no other process can have
+ * given up waiting for the key (ClaimRequest.expireFlight), so a created key needs no second check of its `claim:`;
+ * `lateAfter`, the last time an outcome that takes `claim:` out may be sent (it may reach n8n's database that much
+ * later, still before any give-up).
  */
-export type OutcomeOp = Pending<void> & { outcome: Outcome; code?: string; noExpiryBefore: number };
+export interface OutcomeTimes {
+	noExpiryBefore: number;
+	lateAfter: number;
+}
+/** `code`: an unknown key's resend code. */
+export type OutcomeOp = Pending<void> & OutcomeTimes & { outcome: Outcome; code?: string };
 
 export class KeyStore {
 	private claims: ClaimOp[] = [];
@@ -106,7 +117,7 @@ export class KeyStore {
 	constructor(
 		private readonly lock: RowLock,
 		private readonly onIdle: () => void,
-		/** This process's clock (the one `noExpiryBefore` is read on). */
+		/** This process's clock (the one an outcome's times are read on). */
 		private readonly clock: Pick<Clock, 'now'> = systemClock,
 	) {}
 
@@ -118,18 +129,21 @@ export class KeyStore {
 	}
 
 	/**
-	 * A key's outcome (`code`: an unknown key's resend code). A created key marked at or after `noExpiryBefore`
-	 * (this process's clock; by default always) has its `claim:` entry checked in again.
+	 * A key's outcome (`code`: an unknown key's resend code). By default a created key always has its `claim:` entry
+	 * checked in again, and an outcome is never late.
 	 */
 	async settle(
 		row: NodeRow,
 		key: string,
 		outcome: Outcome,
 		code?: string,
-		noExpiryBefore = -Infinity,
+		{ noExpiryBefore, lateAfter }: OutcomeTimes = {
+			noExpiryBefore: -Infinity,
+			lateAfter: Infinity,
+		},
 	): Promise<void> {
 		return await new Promise<void>((resolve, reject) => {
-			this.outcomes.push({ row, key, outcome, code, noExpiryBefore, resolve, reject });
+			this.outcomes.push({ row, key, outcome, code, noExpiryBefore, lateAfter, resolve, reject });
 			void this.write();
 		});
 	}

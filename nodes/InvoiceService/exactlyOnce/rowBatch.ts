@@ -1,6 +1,6 @@
 import type { IDeduplicationOutput } from 'n8n-workflow';
 
-import type { ClaimAnswer, ClaimOp, NodeRow, Outcome, RowBatch } from './keyStore';
+import type { ClaimAnswer, ClaimOp, NodeRow, Outcome, OutcomeOp, RowBatch } from './keyStore';
 import { endEntries, endMarksToRemove, signOf, watchedEntry } from './flightWatch';
 import { asLockError, LockError } from './lockErrors';
 import type { Clock } from './rowLock';
@@ -33,6 +33,10 @@ const REMOVED_BY: Record<Outcome, string[]> = {
 	unknown: [CLAIM],
 	released: [CLAIM, OPEN],
 };
+
+/** An outcome not written because it would have been sent too late (keyStore.ts, lateAfter). */
+const TOO_LATE =
+	'it came too late to be written safely: another execution may have given up waiting for this key meanwhile, so the key was left in flight';
 
 /** Every op of the batch fails with `error`. */
 export function rejectAll(batch: RowBatch, error: unknown): void {
@@ -68,13 +72,24 @@ export async function writeRow(
 		// that, no process can have (it waits at least twice as long from after the claim was written), and the lock
 		// keeps every other process out until this batch is written.
 		const now = clock.now();
+		// A created key whose `claim:` this batch checks in again may lose its `open:` at any time after.
+		const checkedIn = (op: OutcomeOp) =>
+			op.outcome === 'created' && (now >= op.noExpiryBefore || now >= op.lateAfter);
+		// Outcomes that would take `claim:` out too late, at a removal sent at `at`: not written (keyStore.ts).
+		const late = new Set<OutcomeOp>();
+		const lateBy = (at: number) => {
+			for (const op of outcomes) if (at >= op.lateAfter && !checkedIn(op)) late.add(op);
+		};
+		lateBy(now);
 		// A flight that ends other than created (given back, unknown) is marked for the key's waiters (flightWatch.ts):
 		// its check asks whether the key is watched.
-		const ending = outcomes.filter(({ outcome }) => outcome !== 'created').map(({ key }) => key);
+		const ending = outcomes
+			.filter((op) => op.outcome !== 'created' && !late.has(op))
+			.map(({ key }) => key);
 		const outcomeEntries = [
-			...outcomes.flatMap(({ key, outcome, code, noExpiryBefore }) => [
-				...(outcome === 'created' && now >= noExpiryBefore ? [CLAIM + key] : []),
-				...(outcome === 'unknown' && code ? [codeEntry(code, key)] : []),
+			...outcomes.flatMap((op) => [
+				...(checkedIn(op) ? [CLAIM + op.key] : []),
+				...(op.outcome === 'unknown' && op.code ? [codeEntry(op.code, op.key)] : []),
 			]),
 			...ending.map(watchedEntry),
 		];
@@ -104,20 +119,24 @@ export async function writeRow(
 				failure = error;
 			}
 		}
-		// Outcomes whose entries could not be added change nothing more (a created key keeps its `open:`).
-		if (!failure) {
-			remove.push(
-				...outcomes.flatMap(({ key, outcome }) => REMOVED_BY[outcome].map((entry) => entry + key)),
-			);
-		}
+		// Outcomes whose entries could not be added change nothing more (a created key keeps its `open:`), nor do
+		// those too late at the time each try of the removal is sent.
+		const removal = () => {
+			if (failure) return remove;
+			lateBy(clock.now());
+			return [
+				...remove,
+				...outcomes
+					.filter((op) => !late.has(op))
+					.flatMap(({ key, outcome }) => REMOVED_BY[outcome].map((entry) => entry + key)),
+			];
+		};
 		let removed = true;
-		if (remove.length > 0) {
-			try {
-				await removeWithRetries(row, remove, stillHeld);
-			} catch (error) {
-				removed = false;
-				failure ??= error;
-			}
+		try {
+			await removeWithRetries(row, removal, stillHeld);
+		} catch (error) {
+			removed = false;
+			failure ??= error;
 		}
 		if (answers) {
 			claims.forEach((op, index) => {
@@ -130,6 +149,7 @@ export async function writeRow(
 		}
 		for (const op of outcomes) {
 			if (failure) op.reject(failure);
+			else if (late.has(op)) op.reject(new LockError('store', TOO_LATE));
 			else op.resolve();
 		}
 	} catch (error) {
@@ -218,16 +238,21 @@ async function record(
 
 /**
  * The removal, sent again when it fails, each try only while the hold may write (stillHeld: a try sent later could
- * land under the next holder; not sent, the row keeps what the removal was to take out, and the batch says so).
+ * land under the next holder; not sent, the row keeps what the removal was to take out, and the batch says so), and
+ * each with what `entries` says then (nothing: no try).
  * Throws the last failure as a LockError.
  */
 async function removeWithRetries(
 	row: NodeRow,
-	remove: string[],
+	entries: () => string[],
 	stillHeld: () => void,
 ): Promise<void> {
 	let failure: unknown;
+	let remove: string[] = [];
 	for (let attempt = 0; attempt < REMOVAL_TRIES; attempt++) {
+		// What this try takes out, as of when it is sent.
+		remove = entries();
+		if (remove.length === 0) return;
 		try {
 			stillHeld();
 		} catch (error) {
@@ -271,7 +296,7 @@ async function undo(
 	const after = await count(row).catch(() => undefined);
 	if (after === before) return;
 	if (after === before + new Set(claimEntries).size) {
-		await removeWithRetries(row, claimEntries, stillHeld);
+		await removeWithRetries(row, () => claimEntries, stillHeld);
 		return;
 	}
 	throw new LockError(
