@@ -31,8 +31,8 @@ export interface Claim {
 
 /**
  * What a claim found: "new" holds the key for this item (`resent`: an unknown key taken over with this resend
- * code); the others mean "do not send" (`code`: the claim found the key in flight elsewhere past the wait and made
- * it unknown, with this resend code).
+ * code); the others mean "do not send" (`code`: the claim, or an earlier one of this run, found the key in flight
+ * elsewhere past the wait and made it unknown, with this resend code).
  */
 export type ClaimResult =
 	| { state: 'new'; claim: Claim; resent?: string }
@@ -81,16 +81,11 @@ export interface KeysProcess {
 	lockOf(workflowId: string, helpers: IExecuteFunctions['helpers']): RowLock;
 }
 
-/** Each workflow's store in this process (by workflow id), while it has work: its nodes' changes go together. */
-const stores = new Map<string, KeyStore>();
-/** Keys whose item is in flight in this process: a second claim waits for the first item's outcome. */
-const inFlight = new Map<string, Promise<void>>();
-
-/** This process. Its clock reads flightTiming.now, which tests move on. */
+/** This process (its maps as KeysProcess says). Its clock reads flightTiming.now, which tests move on. */
 export const thisProcess: KeysProcess = {
 	clock: { ...systemClock, now: () => flightTiming.now() },
-	stores,
-	inFlight,
+	stores: new Map<string, KeyStore>(),
+	inFlight: new Map<string, Promise<void>>(),
 	// The lock keeps its own clock here: the tests that move flightTiming.now on mean the node's, not the lock's.
 	lockOf: (workflowId, helpers) => new RowLock(workflowId, helpers),
 };
@@ -113,6 +108,8 @@ export interface KeySettings {
 export class IdempotencyKeys {
 	/** Keys this run created (for "earlier in this run"). */
 	private readonly createdHere = new Set<string>();
+	/** Keys this run gave up waiting for, with the resend code it gave them: a later item with one is told it too. */
+	private readonly gaveUpHere = new Map<string, string>();
 	/** The store this run last wrote through, and the hold of its lock that wrote it. */
 	private lastWrite?: { store: KeyStore; hold: number };
 
@@ -211,10 +208,11 @@ export class IdempotencyKeys {
 		}
 		if (answer === 'unknown') {
 			done();
-			return { state: 'unknown', ...left };
+			return { state: 'unknown', code: this.gaveUpHere.get(key), ...left };
 		}
 		if (answer === 'expired') {
 			done();
+			this.gaveUpHere.set(key, expiryCode);
 			return { state: 'unknown', code: expiryCode, ...left };
 		}
 		// Another process gives up waiting for this key only flightTiming.marginMs or more after it first saw this very
