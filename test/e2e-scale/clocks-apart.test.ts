@@ -14,7 +14,7 @@
 // at random instants of 5 s, every sixth posted twice at once (a double submit), every fifth again 0-2 s later;
 // then every event once more (the re-delivery pass). 0 lost, 0 invoiced twice, 0 new invoices in the pass (a key
 // erased), 0 executions failing with "cannot be kept in this workflow", and each round settled within 60 s of
-// its last delivery. On 2.41.1 for worker 2 at +300 ms, -300 ms, +3 s, -3 s; on 1.123.81 at +3 s.
+// its last delivery. On 2.41.1 for worker 2 at +300 ms and -3 s; on 1.123.81 at +3 s.
 // The lock's faults, on 2.41.1 with the clocks together: (c) the connection of a worker dropped right after its
 // lock's INSERT committed; (b) PostgreSQL frozen (SIGSTOP) for 70 s, longer than the lock's 60 s lease,
 // mid-storm; (a) a worker frozen right after its lock's INSERT committed, the lock's row seen in PostgreSQL,
@@ -225,7 +225,9 @@ if (N8N_VERSIONS.includes('2.41.1'))
 		beforeAll(async () => await d.start(clock.started(300)), 20 * MINUTE);
 		afterAll(async () => await d.stop(), 3 * MINUTE);
 
-		test.each([300, -300, 3_000, -3_000])(
+		// Worker 2 300 ms ahead and 3 s behind, as issue 42 asks (both signs, both sizes; +3 s runs on 1.123.81).
+		// -300 ms and +3 s on 2.41.1 passed alike (test/e2e-scale/README.md) and took 2 minutes of CI's 60.
+		test.each([300, -3_000])(
 			'worker 2 at %p ms: a storm with double submits, then a re-delivery pass: nothing lost, twice or erased, settled within 60 s',
 			async (offsetMs) => {
 				await clock.set(offsetMs);

@@ -279,7 +279,10 @@ async function settleOrSay(
 		await (outcome === 'release' ? claim?.release() : claim?.unknown(outcome.unknown));
 	} catch (storeError) {
 		const error = caught as { description?: string | null };
-		const said = `The Idempotency Key could not be ${outcome === 'release' ? 'released' : 'marked'} in n8n's database (${(storeError as Error).message}): a later delivery of this event waits for this one, then fails as an unknown outcome.`;
+		const said =
+			outcome === 'release'
+				? `The Idempotency Key could not be released in n8n's database (${(storeError as Error).message}): a later delivery of this event waits for this one, then fails as an unknown outcome.`
+				: `The Idempotency Key could not be marked in n8n's database (${(storeError as Error).message}): a later delivery of this event waits for this one, then fails as an unknown outcome with a resend code of its own; enter that one, not the one above.`;
 		error.description = [error.description, said].filter(Boolean).join(' ');
 	}
 }

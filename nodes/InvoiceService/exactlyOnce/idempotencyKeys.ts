@@ -5,7 +5,7 @@ import { clip } from '../helpers/clip';
 import { requireIdempotencyKey } from '../helpers/idempotencyKey';
 import { KeyStore, type ClaimAnswer, type NodeRow } from './keyStore';
 import { newResendCode, resendWayForward } from './resendCodes';
-import { LockError } from './lockErrors';
+import { storeItemError } from './lockErrors';
 import { RowLock, systemClock, type Clock } from './rowLock';
 
 /** The most characters of a key a message shows: the key is the user's data, of any size. */
@@ -81,11 +81,15 @@ export interface KeysProcess {
 	lockOf(workflowId: string, helpers: IExecuteFunctions['helpers']): RowLock;
 }
 
-/** This process (its maps as KeysProcess says). Its clock reads flightTiming.now, which tests move on. */
+/** Each workflow's store in this process, and the keys in flight in this process (KeysProcess says more). */
+const stores = new Map<string, KeyStore>();
+const inFlight = new Map<string, Promise<void>>();
+
+/** This process. Its clock reads flightTiming.now, which tests move on. */
 export const thisProcess: KeysProcess = {
 	clock: { ...systemClock, now: () => flightTiming.now() },
-	stores: new Map<string, KeyStore>(),
-	inFlight: new Map<string, Promise<void>>(),
+	stores,
+	inFlight,
 	// The lock keeps its own clock here: the tests that move flightTiming.now on mean the node's, not the lock's.
 	lockOf: (workflowId, helpers) => new RowLock(workflowId, helpers),
 };
@@ -332,45 +336,6 @@ export function unknownKeyError(
 		`Item ${itemIndex}: the outcome of the create with Idempotency Key "${clip(key, MAX_KEY_SHOWN)}" is unknown: the service may or may not hold the record`,
 		{ itemIndex, description: `Not sent, so that it is not created twice. ${check}` },
 	);
-}
-
-/**
- * A store or lock failure, as the item's error. n8n's database text goes in the description only: in the
- * message, NodeOperationError would rewrite ECONNREFUSED or ETIMEDOUT into "the service refused the connection".
- */
-function storeItemError(
-	context: IExecuteFunctions,
-	error: unknown,
-	itemIndex: number,
-	purpose: KeySettings['purpose'],
-): NodeOperationError {
-	const kind = error instanceof LockError ? error.kind : 'store';
-	const said =
-		error instanceof LockError ? error.message : String((error as Error)?.message ?? error);
-	const cause =
-		error instanceof LockError && error.cause
-			? ` (${String((error.cause as Error).message ?? error.cause)})`
-			: '';
-	const checked =
-		purpose === 'idempotency'
-			? 'the Idempotency Key'
-			: 'what other retries of this execution sent for this item';
-	const keys = purpose === 'idempotency' ? 'the Idempotency Keys' : "the node's checks of retries";
-	const message = {
-		store: `Item ${itemIndex}: n8n's database could not check ${checked}`,
-		busy: `Item ${itemIndex}: ${keys} of this workflow stayed locked in n8n's database`,
-		conflict: `Item ${itemIndex}: ${keys} cannot be kept in this workflow`,
-	}[kind];
-	const next = {
-		store: "Check that n8n's database is reachable and has room, then run the item again.",
-		busy: 'Another execution may hold many keys, or an n8n process died holding the lock (another process takes it over once it has seen it unchanged for 68 s). Run the item again.',
-		conflict:
-			'Another node (a Remove Duplicates node with Scope: Workflow) uses the same entry of the processed-data store: set its Scope to "Node" and run again.',
-	}[kind];
-	return new NodeOperationError(context.getNode(), message, {
-		itemIndex,
-		description: `Nothing was sent to the service for this item. n8n's database: ${said}${cause}. ${next}`,
-	});
 }
 
 /** The name of a Remove Duplicates node connected to this one that keeps its history at workflow scope. */

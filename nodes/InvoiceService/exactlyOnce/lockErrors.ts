@@ -1,3 +1,6 @@
+import type { IExecuteFunctions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
 /**
  * How the lock and the key store fail: the errors of the Idempotency Keys' use of n8n's processed-data store
  * (rowLock.ts, rowBatch.ts), told apart as the item's error needs them (idempotencyKeys.ts).
@@ -50,4 +53,43 @@ export function asLockError(error: unknown): LockError {
 
 export function storeMessage(error: unknown): string {
 	return (error as Error)?.message ?? String(error);
+}
+
+/**
+ * A store or lock failure, as the item's error. n8n's database text goes in the description only: in the
+ * message, NodeOperationError would rewrite ECONNREFUSED or ETIMEDOUT into "the service refused the connection".
+ */
+export function storeItemError(
+	context: IExecuteFunctions,
+	error: unknown,
+	itemIndex: number,
+	purpose: 'idempotency' | 'retries',
+): NodeOperationError {
+	const kind = error instanceof LockError ? error.kind : 'store';
+	const said =
+		error instanceof LockError ? error.message : String((error as Error)?.message ?? error);
+	const cause =
+		error instanceof LockError && error.cause
+			? ` (${String((error.cause as Error).message ?? error.cause)})`
+			: '';
+	const checked =
+		purpose === 'idempotency'
+			? 'the Idempotency Key'
+			: 'what other retries of this execution sent for this item';
+	const keys = purpose === 'idempotency' ? 'the Idempotency Keys' : "the node's checks of retries";
+	const message = {
+		store: `Item ${itemIndex}: n8n's database could not check ${checked}`,
+		busy: `Item ${itemIndex}: ${keys} of this workflow stayed locked in n8n's database`,
+		conflict: `Item ${itemIndex}: ${keys} cannot be kept in this workflow`,
+	}[kind];
+	const next = {
+		store: "Check that n8n's database is reachable and has room, then run the item again.",
+		busy: 'Another execution may hold many keys, or an n8n process died holding the lock (another process takes it over once it has seen it unchanged for 68 s). Run the item again.',
+		conflict:
+			'Another node (a Remove Duplicates node with Scope: Workflow) uses the same entry of the processed-data store: set its Scope to "Node" and run again.',
+	}[kind];
+	return new NodeOperationError(context.getNode(), message, {
+		itemIndex,
+		description: `Nothing was sent to the service for this item. n8n's database: ${said}${cause}. ${next}`,
+	});
 }

@@ -86,11 +86,16 @@ export async function writeRow(
 		const ending = outcomes
 			.filter((op) => op.outcome !== 'created' && !late.has(op))
 			.map(({ key }) => key);
+		// A late unknown key gets no resend code: another process gives it one when it gives up on the flight, and two
+		// codes of one key would let the second take the key over again after the first was used.
+		const coded = outcomes.flatMap((op) =>
+			op.outcome === 'unknown' && op.code && !late.has(op)
+				? [{ op, entry: codeEntry(op.code, op.key) }]
+				: [],
+		);
 		const outcomeEntries = [
-			...outcomes.flatMap((op) => [
-				...(checkedIn(op) ? [CLAIM + op.key] : []),
-				...(op.outcome === 'unknown' && op.code ? [codeEntry(op.code, op.key)] : []),
-			]),
+			...outcomes.filter(checkedIn).map(({ key }) => CLAIM + key),
+			...coded.map(({ entry }) => entry),
 			...ending.map(watchedEntry),
 		];
 		const remove: string[] = [...(codesLeftIn.get(row.scope) ?? [])];
@@ -129,6 +134,8 @@ export async function writeRow(
 				...outcomes
 					.filter((op) => !late.has(op))
 					.flatMap(({ key, outcome }) => REMOVED_BY[outcome].map((entry) => entry + key)),
+				// A code added before its outcome turned late is taken back (taking a code out is always right).
+				...coded.filter(({ op }) => late.has(op)).map(({ entry }) => entry),
 			];
 		};
 		let removed = true;
