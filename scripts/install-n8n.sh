@@ -7,18 +7,12 @@
 #   scripts/install-n8n.sh --check [version...]  check existing installs only (exit 1 with a repair hint)
 #   scripts/install-n8n.sh --resolves <version>  whether the version's dependency tree resolves from the registry
 #                                                with this recipe (no install; `npm run n8n:newest` uses it)
-#   scripts/install-n8n.sh --lock <version>      resolve the version's tree from the registry and pin it in
-#                                                tools/n8n/locks/<version>.package-lock.json
-#
-# A version with a lock there installs with `npm ci` from it: no resolution (2-3 minutes of registry round trips
-# per version, measured), and every machine gets the tree CI tested. A version without one (a trial of a newer
-# n8n) resolves with `npm install`, as before.
 #
 #   cache:  ${INVOICE_SERVICE_N8N_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/n8n-nodes-invoice-service/n8n}
 #   folder: <cache>/<version>-<key>; binary: <folder>/node_modules/.bin/n8n
 #
 # <key> hashes what shapes an install: the recipe section of this script (package template, overrides, the npm
-# command and its environment), the Node version and the version's lock.
+# command and its environment) and the Node version.
 # Change either and the next run installs afresh (older folders stay until `--prune`: another clone on this
 # machine may still use them).
 #   scripts/install-n8n.sh --prune               remove every folder that is not a current version-key
@@ -44,10 +38,11 @@ mapfile -t DEFAULT_VERSIONS < <(node -p 'require(process.argv[1]).tested.join("\
 
 log() { echo "[n8n-install] $*" >&2; }
 
-lock_of() { echo "$(cd "$here/.." && pwd)/tools/n8n/locks/$1.package-lock.json"; }
-RECIPE_KEY="$({ sed -n '/^# >>> recipe/,/^# <<< recipe/p' "$here/install-n8n.sh"; node --version; } | sha256sum)"
-key_of() { { echo "$RECIPE_KEY"; cat "$(lock_of "$1")" 2>/dev/null || true; } | sha256sum | cut -c1-12; }
-folder_of() { echo "$cache/$1-$(key_of "$1")"; }
+install_key() {
+  { sed -n '/^# >>> recipe/,/^# <<< recipe/p' "$here/install-n8n.sh"; node --version; } | sha256sum | cut -c1-12
+}
+KEY="$(install_key)"
+folder_of() { echo "$cache/$1-$KEY"; }
 
 # >>> recipe: everything from here to the end marker shapes an install and is hashed into its folder's key.
 # package.json for one version. The overrides work around packages the registry here cannot serve:
@@ -82,16 +77,8 @@ without_npm_config() {
   env "${unset_args[@]}" "$@"
 }
 
-# In the version's folder; from its lock when there is one.
 npm_install() {
-  local lock
-  lock="$(lock_of "$1")"
-  if [ -f "$lock" ]; then
-    cp "$lock" package-lock.json
-    without_npm_config npm ci --ignore-scripts=false --no-audit --no-fund --loglevel=notice
-  else
-    without_npm_config npm install --ignore-scripts=false --no-audit --no-fund --loglevel=notice
-  fi
+  without_npm_config npm install --ignore-scripts=false --no-audit --no-fund --loglevel=notice
 }
 # <<< recipe
 
@@ -191,13 +178,9 @@ install_one() {
   list_stale "$version" "$dir"
   mkdir -p "$dir"
   write_package_json "$version" "$dir"
-  if [ -f "$(lock_of "$version")" ]; then
-    log "installing n8n $version into $dir from its lock (about 5 minutes on 2 cores; npm log: $dir/install.log)"
-  else
-    log "n8n $version has no lock ($(lock_of "$version")): resolving its tree from the registry (2-3 minutes more; scripts/install-n8n.sh --lock $version pins it)"
-  fi
+  log "installing n8n $version into $dir (about 4 minutes on 2 cores; npm log: $dir/install.log)"
   local start=$SECONDS
-  (cd "$dir" && npm_install "$version" >"$dir/install.log" 2>&1) &
+  (cd "$dir" && npm_install >"$dir/install.log" 2>&1) &
   local pid=$!
   # npm prints nothing useful without a TTY: show elapsed time and size instead.
   local ticks=0 size
@@ -217,7 +200,7 @@ install_one() {
   log "n8n $version: installed in $((SECONDS - start)) s; checking it opens a database and runs a workflow"
   check_install "$version" "$dir" || return 1
   printf '%s installed %s in %ss with node %s, key %s\n' "$version" "$(date -u +%FT%TZ)" \
-    "$((SECONDS - start))" "$(node --version)" "$(key_of "$version")" >"$dir/.installed"
+    "$((SECONDS - start))" "$(node --version)" "$KEY" >"$dir/.installed"
   log "n8n $version ready in $((SECONDS - start)) s ($(du -sh "$dir" | cut -f1)): $dir/node_modules/.bin/n8n"
 }
 
@@ -228,7 +211,7 @@ repair_one() {
   log "n8n $version: rebuilding native modules in $dir"
   (cd "$dir" && without_npm_config npm rebuild --ignore-scripts=false >>"$dir/install.log" 2>&1)
   check_install "$version" "$dir" || return 1
-  [ -f "$dir/.installed" ] || printf '%s repaired %s, key %s\n' "$version" "$(date -u +%FT%TZ)" "$(key_of "$version")" \
+  [ -f "$dir/.installed" ] || printf '%s repaired %s, key %s\n' "$version" "$(date -u +%FT%TZ)" "$KEY" \
     >"$dir/.installed"
   log "n8n $version repaired: $dir"
 }
@@ -254,24 +237,8 @@ resolves() {
   return "$status"
 }
 
-# Resolves the version's tree as `resolves` does and keeps it as the version's lock.
-pin() {
-  local version="$1" dir
-  dir="$(mktemp -d)"
-  write_package_json "$version" "$dir"
-  if ! (cd "$dir" && without_npm_config npm install --package-lock-only --ignore-scripts --no-audit --no-fund \
-    --loglevel=error >"$dir/resolve.log" 2>&1); then
-    log "n8n $version does not resolve:"; tail -n 20 "$dir/resolve.log" >&2; rm -rf "$dir"; return 1
-  fi
-  mkdir -p "$(dirname "$(lock_of "$version")")"
-  cp "$dir/package-lock.json" "$(lock_of "$version")"
-  rm -rf "$dir"
-  log "n8n $version pinned: $(lock_of "$version")"
-}
-
 mode=install
 case "${1:-}" in
-  --lock) [ "$#" -eq 2 ] || { log "usage: $0 --lock <version>"; exit 2; }; pin "$2"; exit $? ;;
   --dir) [ "$#" -eq 2 ] || { log "usage: $0 --dir <version>"; exit 2; }; folder_of "$2"; exit 0 ;;
   --resolves) [ "$#" -eq 2 ] || { log "usage: $0 --resolves <version>"; exit 2; }; resolves "$2"; exit $? ;;
   --check) mode=check; shift ;;

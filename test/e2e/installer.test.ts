@@ -31,24 +31,6 @@ describe.each(N8N_VERSIONS)('n8n %s install', (version) => {
 		expect(fs.readFileSync(path.join(dir, '.installed'), 'utf8')).toContain(process.version);
 	});
 
-	test('is pinned: its lock names this n8n, and the install is the locked tree (npm ci)', () => {
-		const lockText = fs.readFileSync(
-			path.join(REPO_ROOT, 'tools', 'n8n', 'locks', `${version}.package-lock.json`),
-			'utf8',
-		);
-		const lock = JSON.parse(lockText) as {
-			packages: Record<string, { version?: string; dependencies?: Record<string, string> }>;
-		};
-		expect(lock.packages[''].dependencies?.n8n).toBe(version);
-		expect(lock.packages['node_modules/n8n'].version).toBe(version);
-		// npm ci installs the lock as it is and never rewrites it.
-		const installed = fs.readFileSync(
-			path.join(n8nInstallDir(version), 'package-lock.json'),
-			'utf8',
-		);
-		expect(installed === lockText).toBe(true);
-	});
-
 	test('opens a fresh database and runs a workflow with an expression (--check)', () => {
 		const result = runInstaller(['--check', version]);
 		expect(result.stderr).toContain(`n8n ${version} in ${n8nInstallDir(version)}: OK`);
@@ -80,7 +62,7 @@ Module._load = function (request, ...rest) {
 	}, 200_000);
 });
 
-test('a change to the recipe, the Node version or the lock gives a new folder', () => {
+test('a change to the recipe or the Node version gives a new folder', () => {
 	const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'installer-key-'));
 	try {
 		const scripts = path.join(tmp, 'scripts');
@@ -88,8 +70,6 @@ test('a change to the recipe, the Node version or the lock gives a new folder', 
 		for (const name of ['install-n8n.sh', 'node24.sh']) {
 			fs.copyFileSync(path.join(REPO_ROOT, 'scripts', name), path.join(scripts, name));
 		}
-		const locks = path.join(tmp, 'tools', 'n8n', 'locks');
-		fs.cpSync(path.join(REPO_ROOT, 'tools', 'n8n', 'locks'), locks, { recursive: true });
 		const dirOf = () =>
 			spawnSync('bash', [path.join(scripts, 'install-n8n.sh'), '--dir', '2.41.1'], {
 				encoding: 'utf8',
@@ -99,17 +79,7 @@ test('a change to the recipe, the Node version or the lock gives a new folder', 
 		// A comment outside the recipe changes nothing...
 		fs.appendFileSync(path.join(scripts, 'install-n8n.sh'), '\n# a note\n');
 		expect(dirOf()).toBe(before);
-		// ...another lock does...
-		const lock = path.join(locks, '2.41.1.package-lock.json');
-		fs.appendFileSync(lock, '\n');
-		const relocked = dirOf();
-		expect(relocked).not.toBe(before);
-		fs.copyFileSync(
-			path.join(REPO_ROOT, 'tools', 'n8n', 'locks', '2.41.1.package-lock.json'),
-			lock,
-		);
-		expect(dirOf()).toBe(before);
-		// ...and an override inside the recipe does.
+		// ...an override inside it does.
 		const script = fs.readFileSync(path.join(scripts, 'install-n8n.sh'), 'utf8');
 		fs.writeFileSync(
 			path.join(scripts, 'install-n8n.sh'),
