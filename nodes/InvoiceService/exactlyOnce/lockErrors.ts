@@ -1,5 +1,6 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
+import type { KeySettings } from './idempotencyKeys';
 
 /**
  * How the lock and the key store fail: the errors of the Idempotency Keys' use of n8n's processed-data store
@@ -63,7 +64,7 @@ export function storeItemError(
 	context: IExecuteFunctions,
 	error: unknown,
 	itemIndex: number,
-	purpose: 'idempotency' | 'retries',
+	purpose: KeySettings['purpose'],
 ): NodeOperationError {
 	const kind = error instanceof LockError ? error.kind : 'store';
 	const said =
