@@ -41,7 +41,7 @@ async function main() {
 	const tarball = await packPackage({ echo: true });
 	console.log(`package: ${tarball}`);
 
-	step(`Making sure n8n ${version} is installed (first time: about 4 minutes)`);
+	step(`Making sure n8n ${version} is installed (first time: about 7 minutes)`);
 	await ensureN8nInstalled([version]);
 
 	step('Starting the sandbox service');

@@ -25,7 +25,7 @@
 # The nested `npm install` runs with every inherited npm_config_* variable removed: `npm run <script>` exports
 # the project's .npmrc (ignore-scripts=true) to child processes, and an install without its scripts leaves
 # sqlite3's native binding unbuilt (n8n then fails with "SQLite package has not been found installed").
-# One install takes about 4 minutes and 2-3 GB on 2 cores. Needs Node 24: sourced from scripts/node24.sh.
+# One install takes about 6-8 minutes and 2-3 GB on 2 cores. Needs Node 24: sourced from scripts/node24.sh.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -178,7 +178,7 @@ install_one() {
   list_stale "$version" "$dir"
   mkdir -p "$dir"
   write_package_json "$version" "$dir"
-  log "installing n8n $version into $dir (about 4 minutes on 2 cores; npm log: $dir/install.log)"
+  log "installing n8n $version into $dir (about 6-8 minutes on 2 cores; npm log: $dir/install.log)"
   local start=$SECONDS
   (cd "$dir" && npm_install >"$dir/install.log" 2>&1) &
   local pid=$!

@@ -50,7 +50,7 @@ export function isN8nInstalled(version: string): boolean {
 }
 
 /**
- * Makes sure the given n8n versions are in the cache, running scripts/install-n8n.sh (about 4 minutes per
+ * Makes sure the given n8n versions are in the cache, running scripts/install-n8n.sh (about 6-8 minutes per
  * version) when one is missing. Progress goes to stderr.
  */
 export async function ensureN8nInstalled(
@@ -59,7 +59,7 @@ export async function ensureN8nInstalled(
 	const missing = versions.filter((v) => !isN8nInstalled(v));
 	if (missing.length === 0) return;
 	console.error(
-		`[e2e] installing n8n ${missing.join(', ')} into ${n8nCacheDir()} (about 4 min each)`,
+		`[e2e] installing n8n ${missing.join(', ')} into ${n8nCacheDir()} (about 6-8 min each)`,
 	);
 	await mustRun('bash', [path.join(REPO_ROOT, 'scripts', 'install-n8n.sh'), ...missing], {
 		echo: true,
