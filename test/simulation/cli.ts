@@ -1,5 +1,5 @@
 // `npm run sim`: the cluster simulation (cluster.ts) over many seeds, or one replayed with its trace.
-//   npm run sim -- --seeds N [--processes MIN-MAX] [--pause-p P] [--max-pause-ms MS] [--starve-p P] [--redeliver]
+//   npm run sim -- --seeds N [--from S] [--processes MIN-MAX] [--pause-p P] [--max-pause-ms MS] [--starve-p P] [--redeliver]
 //   npm run sim -- --seed S --trace
 // The last line is `N seeds, V violations`; the exit code is 1 on any violation, 2 on a wrong flag.
 import { simulateCluster, WIDEST, type SimSettings } from './cluster';
@@ -15,6 +15,7 @@ export function parseArgs(argv: string[]): SimArgs {
 	const settings: SimSettings = { ...WIDEST, processes: { ...WIDEST.processes }, redeliver: false };
 	let count: number | undefined;
 	let seed: number | undefined;
+	let from: number | undefined;
 	let trace = false;
 	for (let index = 0; index < argv.length; index++) {
 		const flag = argv[index];
@@ -35,6 +36,9 @@ export function parseArgs(argv: string[]): SimArgs {
 		switch (flag) {
 			case '--seeds':
 				count = number((n) => whole(n) && n >= 1, 'a whole number of seeds, 1 or more');
+				break;
+			case '--from':
+				from = number((n) => whole(n) && n >= 1, 'a whole number, 1 or more');
 				break;
 			case '--seed':
 				seed = number(whole, 'a whole number');
@@ -69,7 +73,11 @@ export function parseArgs(argv: string[]): SimArgs {
 	}
 	if (seed !== undefined && count !== undefined)
 		throw new Error('--seed and --seeds exclude each other');
-	const seeds = seed !== undefined ? [seed] : Array.from({ length: count ?? 100 }, (_, n) => n + 1);
+	if (seed !== undefined && from !== undefined)
+		throw new Error('--seed and --from exclude each other');
+	const first = from ?? 1;
+	const seeds =
+		seed !== undefined ? [seed] : Array.from({ length: count ?? 100 }, (_, n) => n + first);
 	return { seeds, settings, trace };
 }
 

@@ -43,6 +43,15 @@ export function rejectAll(batch: RowBatch, error: unknown): void {
 	for (const op of [...batch.claims, ...batch.outcomes]) op.reject(error);
 }
 
+/** The code entries a removal of this row left in (codesLeftIn), but those `kept`, which stop being left over. */
+function leftOver(row: NodeRow, kept: Set<string>): string[] {
+	const left = codesLeftIn.get(row.scope);
+	if (!left) return [];
+	for (const entry of kept) left.delete(entry);
+	if (left.size === 0) codesLeftIn.delete(row.scope);
+	return [...left];
+}
+
 /** How many times a removal is sent before its batch's outcomes fail (it only takes entries out: a repeat is safe). */
 const REMOVAL_TRIES = 3;
 
@@ -98,7 +107,7 @@ export async function writeRow(
 			...coded.map(({ entry }) => entry),
 			...ending.map(watchedEntry),
 		];
-		const remove: string[] = [...(codesLeftIn.get(row.scope) ?? [])];
+		const remove: string[] = [];
 		// Once their check is written, the claims' answers stand whatever follows (a key found created keeps its
 		// answer; if the removal of what its check added fails, the key looks in flight: never sent twice). A failed
 		// check (undone) fails the claims alone: the outcomes do not depend on it.
@@ -110,6 +119,15 @@ export async function writeRow(
 				for (const op of claims) op.reject(error);
 			}
 		}
+		// Code entries this batch keeps (a give-up's, an unknown outcome's) are no longer left over: the give-up's code
+		// is the same at each look of its waiter, and an earlier look's removal may have failed to take it out.
+		const kept = new Set([
+			...coded.map(({ entry }) => entry),
+			...claims.flatMap(({ key, expiryCode }, index) =>
+				answers?.[index] === 'expired' && expiryCode ? [codeEntry(expiryCode, key)] : [],
+			),
+		]);
+		remove.unshift(...leftOver(row, kept));
 		let failure: unknown;
 		if (outcomeEntries.length > 0) {
 			try {
@@ -292,7 +310,8 @@ async function removeWithRetries(
  * all were new, and they are taken out again. Anything between is a check that mixed entries the row held (a key
  * created or unknown, a re-delivery) with new ones: which were new cannot be told (the store answers only by adding,
  * and the answer was lost), so the keys stay as the check left them, in flight (never sent twice), and the error
- * says what a later delivery meets (issue 42, defect 6).
+ * says what a later delivery meets (issue 42, defect 6). Its code entries are taken out all the same: left in, one
+ * would pass for a code issued for its key (codesLeftIn).
  */
 async function undo(
 	row: NodeRow,
@@ -306,6 +325,8 @@ async function undo(
 		await removeWithRetries(row, () => claimEntries, stillHeld);
 		return;
 	}
+	const codes = claimEntries.filter((entry) => entry.startsWith(CODE));
+	if (codes.length > 0) await removeWithRetries(row, () => codes, stillHeld).catch(() => undefined);
 	throw new LockError(
 		'store',
 		"n8n's database failed while recording Idempotency Keys, after writing them, and which of them were new cannot be told: this item's key may now look in flight, so a later delivery of its event waits Max Retry Wait + Timeout + 30 s, then fails as an unknown outcome with a resend code (nothing was sent for this item: if the service has no record of it, enter that code)",
