@@ -147,6 +147,50 @@ describe('one batch of claims and outcomes', () => {
 		await expect(store.claim(row, 'B', withCode)).resolves.toBe('unknown');
 	});
 
+	it("a claims' check mixing held and new entries, lost after its commit: its keys stay as it left them, but the listed codes' entries go (left in, one would pass for a code issued for its key)", async () => {
+		const { store, row, stateOf, failNext, hasCode } = setUp();
+		await expect(store.claim(row, 'A', request)).resolves.toBe('new');
+		await store.settle(row, 'A', 'created');
+		failNext({ at: 1, when: 'after' });
+		const withCode = { codes: ['X2345678'], expireFlight: false };
+		const [claimA, claimB] = await Promise.allSettled([
+			store.claim(row, 'A', withCode),
+			store.claim(row, 'B', withCode),
+		]);
+		expect([claimA.status, claimB.status]).toEqual(['rejected', 'rejected']);
+		expect(String((claimB as PromiseRejectedResult).reason)).toMatch(
+			/which of them were new cannot be told/,
+		);
+		expect([stateOf('A'), stateOf('B')]).toEqual(['flight', 'flight']);
+		expect(hasCode('X2345678', 'A')).toBe(false);
+		expect(hasCode('X2345678', 'B')).toBe(false);
+	});
+
+	it("a give-up keeps its code though an earlier look's removal of it failed: the code its error tells is in the row", async () => {
+		const { store, row, stateOf, failRemovals, hasCode } = setUp();
+		await expect(store.claim(row, 'A', request)).resolves.toBe('new');
+		const look = async (sign?: string) =>
+			await store.claim(row, 'A', {
+				codes: [],
+				watch: { sign },
+				expireFlight: true,
+				expiryCode: 'E2345678',
+			});
+		// The first two looks' removals fail: the give-up code their checks added stays in the row, left over.
+		let sign: string | undefined;
+		for (let index = 0; index < 2; index++) {
+			failRemovals(3);
+			const answer = await look(sign);
+			if (typeof answer !== 'object' || !('flight' in answer))
+				throw new Error(`not in flight: ${JSON.stringify(answer)}`);
+			sign = answer.flight;
+		}
+		expect(hasCode('E2345678', 'A')).toBe(true);
+		await expect(look(sign)).resolves.toBe('expired');
+		expect(stateOf('A')).toBe('unknown');
+		expect(hasCode('E2345678', 'A')).toBe(true);
+	});
+
 	it('a claim found created whose removal failed says so before its answer (its key looks in flight); one whose removal went through does not', async () => {
 		const { store, row, stateOf, failRemovals } = setUp();
 		await expect(store.claim(row, 'A', request)).resolves.toBe('new');

@@ -19,8 +19,8 @@ const codeEntry = (code: string, key: string) => `${CODE}${code} ${key}`;
  * Code entries a removal could not take out, by row (this process): taken out with that row's next removal. A claim
  * that lists resend codes checks their entries for its key, which adds those that are not there; left in, one would
  * look like a code issued for that key, and a later claim listing it (the code still in the option) would take the key
- * over once it is unknown, without anyone having checked it. Taking one out later is always right: a code is random
- * and issued once, so its entry for a key is never wanted once a claim has checked it.
+ * over once it is unknown, without anyone having checked it. Taking one out later is right (a code is random and
+ * issued once) but for the one a batch keeps: a waiter's give-up code, which its every look checks (leftOver()).
  */
 const codesLeftIn = new Map<string, Set<string>>();
 
