@@ -339,6 +339,7 @@ export async function simulateCluster(
 			clock: process.clock,
 			stores: new Map(),
 			inFlight: new Map(),
+			codesLeftIn: new Map(),
 			lockOf: (workflowId, helpers) => new WatchedLock(workflowId, helpers, process, turns),
 		};
 		processes.push(process);

@@ -24,6 +24,7 @@ export function keyedNodeOver(model: StoreModel, workflow: string, nodeId: strin
 		scope: `other ${nodeId}`,
 		helpers: helpers as never,
 		historySize: 100,
+		codesLeftIn: new Map(),
 	};
 	return { context, otherStore, otherRow };
 }

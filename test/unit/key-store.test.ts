@@ -45,7 +45,12 @@ function setUp() {
 	});
 	const helpers = model.helpersFor(WORKFLOW, NODE_ID);
 	const store = new KeyStore(new RowLock(WORKFLOW, helpers as never), () => undefined);
-	const row: NodeRow = { scope: NODE_ID, helpers: helpers as never, historySize: 100 };
+	const row: NodeRow = {
+		scope: NODE_ID,
+		helpers: helpers as never,
+		historySize: 100,
+		codesLeftIn: new Map(),
+	};
 	const entries = () => {
 		const data = model.rows.get(NODE_ROW)?.data;
 		return new Set(Array.isArray(data) ? data : []);
@@ -240,7 +245,12 @@ describe("a holder's last writes (issue 42's defect 2)", () => {
 		});
 		const helpers = model.helpersFor(WORKFLOW, NODE_ID);
 		const store = new KeyStore(new RowLock(WORKFLOW, helpers as never), () => undefined);
-		const row: NodeRow = { scope: NODE_ID, helpers: helpers as never, historySize: 100 };
+		const row: NodeRow = {
+			scope: NODE_ID,
+			helpers: helpers as never,
+			historySize: 100,
+			codesLeftIn: new Map(),
+		};
 		// A created, then claimed again: the claim's check adds `open:A`, which its removal must take out.
 		model.rows.set(NODE_ROW, { mode: 'entries', data: [hashOf('claim:A')] });
 		const said: string[] = [];

@@ -77,19 +77,23 @@ export interface KeysProcess {
 	stores: Map<string, KeyStore>;
 	/** Keys whose item is in flight in this process: a second claim waits for the first item's outcome. */
 	inFlight: Map<string, Promise<void>>;
+	/** Code entries a removal could not take out, by node row (NodeRow.codesLeftIn). */
+	codesLeftIn: Map<string, Set<string>>;
 	/** The lock of a workflow's store (the simulation watches who holds it). */
 	lockOf(workflowId: string, helpers: IExecuteFunctions['helpers']): RowLock;
 }
 
-/** Each workflow's store in this process, and the keys in flight in this process (KeysProcess says more). */
+/** Each workflow's store, the keys in flight and the code entries left in, in this process (KeysProcess says more). */
 const stores = new Map<string, KeyStore>();
 const inFlight = new Map<string, Promise<void>>();
+const codesLeftIn = new Map<string, Set<string>>();
 
 /** This process. Its clock reads flightTiming.now, which tests move on. */
 export const thisProcess: KeysProcess = {
 	clock: { ...systemClock, now: () => flightTiming.now() },
 	stores,
 	inFlight,
+	codesLeftIn,
 	// The lock keeps its own clock here: the tests that move flightTiming.now on mean the node's, not the lock's.
 	lockOf: (workflowId, helpers) => new RowLock(workflowId, helpers),
 };
@@ -126,7 +130,12 @@ export class IdempotencyKeys {
 		private readonly settings: KeySettings,
 		private readonly process: KeysProcess,
 	) {
-		this.row = { scope, helpers: context.helpers, historySize: settings.historySize };
+		this.row = {
+			scope,
+			helpers: context.helpers,
+			historySize: settings.historySize,
+			codesLeftIn: process.codesLeftIn,
+		};
 	}
 
 	/**

@@ -82,6 +82,14 @@ export interface NodeRow {
 	scope: string;
 	helpers: StoreHelpers;
 	historySize: number;
+	/**
+	 * This process's code entries that a removal could not take out, by row (KeysProcess.codesLeftIn): taken out with
+	 * the row's next removal. A claim that lists resend codes checks their entries for its key, which adds those not
+	 * there; left in, one would look like a code issued for that key, and a later claim listing it (the code still in
+	 * the option) would take the key over once it is unknown, unchecked. Taking one out later is right (a code is
+	 * random and issued once) but for one a batch keeps: a waiter's give-up code, which each of its looks checks.
+	 */
+	codesLeftIn: Map<string, Set<string>>;
 }
 
 export interface Pending<T> {

@@ -15,14 +15,6 @@ const OPEN = 'open:';
 const CODE = 'code:';
 /** A resend code's entry for a key. */
 const codeEntry = (code: string, key: string) => `${CODE}${code} ${key}`;
-/**
- * Code entries a removal could not take out, by row (this process): taken out with that row's next removal. A claim
- * that lists resend codes checks their entries for its key, which adds those that are not there; left in, one would
- * look like a code issued for that key, and a later claim listing it (the code still in the option) would take the key
- * over once it is unknown, without anyone having checked it. Taking one out later is right (a code is random and
- * issued once) but for the one a batch keeps: a waiter's give-up code, which its every look checks (leftOver()).
- */
-const codesLeftIn = new Map<string, Set<string>>();
 
 /** The answers whose claim's removal takes out a state entry its check added: left in, the key looks in flight. */
 const LEAVES_IN_FLIGHT = new Set<string>(['created', 'unknown', 'expired']);
@@ -43,12 +35,12 @@ export function rejectAll(batch: RowBatch, error: unknown): void {
 	for (const op of [...batch.claims, ...batch.outcomes]) op.reject(error);
 }
 
-/** The code entries a removal of this row left in (codesLeftIn), but those `kept`, which stop being left over. */
+/** The code entries a removal of this row left in (NodeRow.codesLeftIn), but those `kept`: no longer left over. */
 function leftOver(row: NodeRow, kept: Set<string>): string[] {
-	const left = codesLeftIn.get(row.scope);
+	const left = row.codesLeftIn.get(row.scope);
 	if (!left) return [];
 	for (const entry of kept) left.delete(entry);
-	if (left.size === 0) codesLeftIn.delete(row.scope);
+	if (left.size === 0) row.codesLeftIn.delete(row.scope);
 	return [...left];
 }
 
@@ -289,17 +281,17 @@ async function removeWithRetries(
 			(error: unknown) => asLockError(error),
 		);
 		if (!failure) {
-			const left = codesLeftIn.get(row.scope);
+			const left = row.codesLeftIn.get(row.scope);
 			for (const entry of remove) left?.delete(entry);
-			if (left?.size === 0) codesLeftIn.delete(row.scope);
+			if (left?.size === 0) row.codesLeftIn.delete(row.scope);
 			return;
 		}
 	}
 	const codes = remove.filter((entry) => entry.startsWith(CODE));
 	if (codes.length > 0) {
-		const left = codesLeftIn.get(row.scope) ?? new Set<string>();
+		const left = row.codesLeftIn.get(row.scope) ?? new Set<string>();
 		for (const entry of codes) left.add(entry);
-		codesLeftIn.set(row.scope, left);
+		row.codesLeftIn.set(row.scope, left);
 	}
 	throw asLockError(failure);
 }
@@ -310,8 +302,9 @@ async function removeWithRetries(
  * all were new, and they are taken out again. Anything between is a check that mixed entries the row held (a key
  * created or unknown, a re-delivery) with new ones: which were new cannot be told (the store answers only by adding,
  * and the answer was lost), so the keys stay as the check left them, in flight (never sent twice), and the error
- * says what a later delivery meets (issue 42, defect 6). Its code entries are taken out all the same: left in, one
- * would pass for a code issued for its key (codesLeftIn).
+ * says what a later delivery meets (issue 42, defect 6). Its code entries go all the same (checked, so used; left in,
+ * one would pass for a code issued for its key), but with the count unknown (asked 3 times): if nothing was written,
+ * a code issued for the key would be lost.
  */
 async function undo(
 	row: NodeRow,
@@ -319,14 +312,17 @@ async function undo(
 	before: number,
 	stillHeld: () => void,
 ): Promise<void> {
-	const after = await count(row).catch(() => undefined);
+	let after: number | undefined;
+	for (let tries = 0; tries < REMOVAL_TRIES && after === undefined; tries++)
+		after = await count(row).catch(() => undefined);
 	if (after === before) return;
 	if (after === before + new Set(claimEntries).size) {
 		await removeWithRetries(row, () => claimEntries, stillHeld);
 		return;
 	}
 	const codes = claimEntries.filter((entry) => entry.startsWith(CODE));
-	if (codes.length > 0) await removeWithRetries(row, () => codes, stillHeld).catch(() => undefined);
+	if (after !== undefined && codes.length > 0)
+		await removeWithRetries(row, () => codes, stillHeld).catch(() => undefined);
 	throw new LockError(
 		'store',
 		"n8n's database failed while recording Idempotency Keys, after writing them, and which of them were new cannot be told: this item's key may now look in flight, so a later delivery of its event waits Max Retry Wait + Timeout + 30 s, then fails as an unknown outcome with a resend code (nothing was sent for this item: if the service has no record of it, enter that code)",

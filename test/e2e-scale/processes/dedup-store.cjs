@@ -118,7 +118,7 @@ async function claim(helper, { keys, workflowId, nodeId, code, barrier, withoutL
 		? { hold: async (prepare, work) => (await prepare(), await work(() => undefined)) }
 		: new RowLock(workflowId, helpers);
 	const store = new KeyStore(lock, () => undefined);
-	const row = { scope: nodeId, helpers, historySize: 100000 };
+	const row = { scope: nodeId, helpers, historySize: 100000, codesLeftIn: new Map() };
 	// Every process starts its claims at the same instant: each took its own time to load n8n (more than 15 s on
 	// a busy machine), so each says it is ready and waits for the others (a file each in the barrier's folder).
 	if (barrier) await meetAt(barrier);
