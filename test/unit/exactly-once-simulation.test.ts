@@ -69,6 +69,12 @@ const KEPT: Array<{ seed: number; settings: SimSettings; defect: string }> = [
 			'a key an item gave up on found unknown by a later item of the run, told to look for the code elsewhere',
 	},
 	{
+		seed: 11066,
+		settings: WIDEST,
+		defect:
+			'a late unknown mark gave its key a second resend code, which took it over again: a second create',
+	},
+	{
 		seed: 7386,
 		settings: WIDEST,
 		defect:
@@ -79,6 +85,24 @@ const KEPT: Array<{ seed: number; settings: SimSettings; defect: string }> = [
 		settings: WIDEST,
 		defect:
 			"a waiter's give-up code, left over from an earlier look's failed removal, taken out by a later removal: an unknown key with no code told",
+	},
+	{
+		seed: 1251,
+		settings: WIDEST,
+		defect:
+			"a failed check's code entries taken out with its count unknown, though nothing was written: an unknown key's code lost",
+	},
+	{
+		seed: 12509,
+		settings: WIDEST,
+		defect:
+			"one process's left-over code entries taken out by another's removal (module-level state): an unknown key's code lost",
+	},
+	{
+		seed: 14847,
+		settings: WIDEST,
+		defect:
+			"a claim ahead that failed, given back while its run stalled: its item later told unknown without the failure's word why",
 	},
 	...[777, 11038, 13466].map((seed) => ({
 		seed,

@@ -83,3 +83,42 @@ describe("a key claimed ahead that another process held past the wait (issue 42'
 		expect(codeHeld(code)).toBe(true);
 	});
 });
+
+describe("a key claimed ahead whose claim failed in n8n's database", () => {
+	it("given back for its item's slow turn: the item fails with the claim's error at its turn, not a later claim's answer", async () => {
+		Object.assign(aheadTiming, { heldMs: 200, checkMs: 50 });
+		let failChecks = 1;
+		const model = new StoreModel({
+			beforeQuery: async (query) => {
+				if (
+					query.row === NODE_ROW &&
+					query.helper === 'checkProcessedAndRecord' &&
+					failChecks > 0
+				) {
+					failChecks--;
+					throw new Error('Connection terminated unexpectedly');
+				}
+			},
+		});
+		const { context } = keyedNodeOver(model, WORKFLOW, NODE_ID, 'run');
+		const keys = IdempotencyKeys.of(context, {
+			historySize: 100,
+			flightWaitMs: 400,
+			keyField: 'Idempotency Key',
+			purpose: 'idempotency',
+		});
+		const items = ['A', 'B'];
+		const claims = new RunClaims(keys, {
+			itemCount: items.length,
+			resendCodes: [],
+			sends: () => true,
+			keyOf: (index) => items[index],
+		});
+		// A and B are claimed in one check, which fails: item 0 fails at once; B, claimed ahead, is given back while
+		// item 0's turn goes on.
+		await expect(claims.claim(0)).rejects.toThrow(/could not check the Idempotency Key/);
+		await sleep(400);
+		await expect(claims.claim(1)).rejects.toThrow(/could not check the Idempotency Key/);
+		await expect(claims.written()).resolves.toMatchObject({ expiredUnsent: [] });
+	});
+});

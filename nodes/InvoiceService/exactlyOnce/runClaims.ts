@@ -117,8 +117,9 @@ export class RunClaims {
 		this.claimAhead(itemIndex);
 		const ahead = this.claimedAhead.get(itemIndex);
 		this.claimedAhead.delete(itemIndex);
-		const kept = await this.givenBack.get(itemIndex);
+		const back = this.givenBack.get(itemIndex);
 		this.givenBack.delete(itemIndex);
+		const kept = await back;
 		if (kept) return kept;
 		const key = ahead ? ahead.key : this.items.keyOf(itemIndex);
 		const found = await (ahead?.claim ??
@@ -146,10 +147,10 @@ export class RunClaims {
 	async turnOver(itemIndex: number): Promise<void> {
 		const ahead = this.claimedAhead.get(itemIndex);
 		this.claimedAhead.delete(itemIndex);
-		if (ahead) this.noteUnsent(itemIndex, await this.giveBack(itemIndex, ahead));
+		if (ahead) this.noteUnsent(itemIndex, await failedUnsaid(this.giveBack(itemIndex, ahead)));
 		const kept = this.givenBack.get(itemIndex);
 		this.givenBack.delete(itemIndex);
-		if (kept) this.noteUnsent(itemIndex, await kept);
+		if (kept) this.noteUnsent(itemIndex, await failedUnsaid(kept));
 	}
 
 	/** The run is over: every key it claimed is settled in n8n's database; what could not be, by item. */
@@ -162,9 +163,11 @@ export class RunClaims {
 		await Promise.all([
 			...this.settling,
 			...unused.map(async ([itemIndex, ahead]) =>
-				this.noteUnsent(itemIndex, await this.giveBack(itemIndex, ahead)),
+				this.noteUnsent(itemIndex, await failedUnsaid(this.giveBack(itemIndex, ahead))),
 			),
-			...kept.map(async ([itemIndex, found]) => this.noteUnsent(itemIndex, await found)),
+			...kept.map(async ([itemIndex, found]) =>
+				this.noteUnsent(itemIndex, await failedUnsaid(found)),
+			),
 		]);
 		await this.keys.written();
 		return this.failed;
@@ -233,7 +236,10 @@ export class RunClaims {
 				for (const [index, ahead] of this.claimedAhead) {
 					if (now - ahead.at < aheadTiming.heldMs) break;
 					this.claimedAhead.delete(index);
-					this.givenBack.set(index, this.giveBack(index, ahead));
+					const back = this.giveBack(index, ahead);
+					// A failed claim's error is its item's, at its turn (claim()).
+					back.catch(() => undefined);
+					this.givenBack.set(index, back);
 				}
 			}
 		} finally {
@@ -249,13 +255,14 @@ export class RunClaims {
 
 	/**
 	 * A key claimed ahead and not used goes back; one that was not claimed (created, unknown) stays, and what its
-	 * claim found is returned (undefined: given back, or the claim failed).
+	 * claim found is returned (undefined: given back). A failed claim rejects: at its item's turn, the item fails
+	 * with its error (it may say the key now looks in flight), never a later claim's answer without a word why.
 	 */
 	private async giveBack(
 		itemIndex: number,
 		{ key, claim }: ClaimedAhead,
 	): Promise<ClaimedFound | undefined> {
-		const found = await claim.catch(() => undefined);
+		const found = await claim;
 		this.noteLeftInFlight(itemIndex, found);
 		if (found?.state !== 'new') return found && { key, found };
 		await found.claim.release().catch(() => {
@@ -273,4 +280,14 @@ export class RunClaims {
 			this.failed.expiredUnsent.push({ itemIndex, code: kept.found.code });
 		}
 	}
+}
+
+/**
+ * What a key claimed ahead found, for an item whose turn is over or never comes: a failed claim is not its item's
+ * error then (its turn failed already, or the run's stop names the items not sent).
+ */
+async function failedUnsaid(
+	found: Promise<ClaimedFound | undefined>,
+): Promise<ClaimedFound | undefined> {
+	return await found.catch(() => undefined);
 }
