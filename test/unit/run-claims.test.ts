@@ -20,6 +20,25 @@ afterEach(() => {
 
 const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A run's claims of the items with these keys, each sent, in the node of `context`. */
+function claimsOf(
+	context: ReturnType<typeof keyedNodeOver>['context'],
+	items: string[],
+): RunClaims {
+	const keys = IdempotencyKeys.of(context, {
+		historySize: 100,
+		flightWaitMs: 400,
+		keyField: 'Idempotency Key',
+		purpose: 'idempotency',
+	});
+	return new RunClaims(keys, {
+		itemCount: items.length,
+		resendCodes: [],
+		sends: () => true,
+		keyOf: (index) => items[index],
+	});
+}
+
 /** Items 0 and 1 (keys A and K); K is in flight in another process that died holding it. */
 async function setUp() {
 	Object.assign(flightTiming, { pollMinMs: 20, pollMaxMs: 40, queryDelayMs: 100 });
@@ -31,19 +50,7 @@ async function setUp() {
 		otherRow: row,
 	} = keyedNodeOver(model, WORKFLOW, NODE_ID, 'run');
 	await expect(dead.claim(row, 'K', { codes: [], expireFlight: false })).resolves.toBe('new');
-	const keys = IdempotencyKeys.of(context, {
-		historySize: 100,
-		flightWaitMs: 400,
-		keyField: 'Idempotency Key',
-		purpose: 'idempotency',
-	});
-	const items = ['A', 'K'];
-	const claims = new RunClaims(keys, {
-		itemCount: items.length,
-		resendCodes: [],
-		sends: () => true,
-		keyOf: (index) => items[index],
-	});
+	const claims = claimsOf(context, ['A', 'K']);
 	const codeHeld = (code: string) => {
 		const data = model.rows.get(NODE_ROW)?.data;
 		return Array.isArray(data) && data.includes(hashOf(`code:${code} K`));
@@ -101,19 +108,7 @@ describe("a key claimed ahead whose claim failed in n8n's database", () => {
 			},
 		});
 		const { context } = keyedNodeOver(model, WORKFLOW, NODE_ID, 'run');
-		const keys = IdempotencyKeys.of(context, {
-			historySize: 100,
-			flightWaitMs: 400,
-			keyField: 'Idempotency Key',
-			purpose: 'idempotency',
-		});
-		const items = ['A', 'B'];
-		const claims = new RunClaims(keys, {
-			itemCount: items.length,
-			resendCodes: [],
-			sends: () => true,
-			keyOf: (index) => items[index],
-		});
+		const claims = claimsOf(context, ['A', 'B']);
 		// A and B are claimed in one check, which fails: item 0 fails at once; B, claimed ahead, is given back while
 		// item 0's turn goes on.
 		await expect(claims.claim(0)).rejects.toThrow(/could not check the Idempotency Key/);
