@@ -104,6 +104,12 @@ const KEPT: Array<{ seed: number; settings: SimSettings; defect: string }> = [
 		defect:
 			"a claim ahead that failed, given back while its run stalled: its item later told unknown without the failure's word why",
 	},
+	...[26669, 34089].map((seed) => ({
+		seed,
+		settings: WIDEST,
+		defect:
+			"an unknown mark's removal written though it failed, then counted late at its next try: its code, told, taken out",
+	})),
 	...[777, 11038, 13466].map((seed) => ({
 		seed,
 		settings: WIDEST,

@@ -3,6 +3,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { type Claim, type IdempotencyKeys, unknownKeyError } from '../exactlyOnce/idempotencyKeys';
 import { newResendCode, resendWayForward, withCode } from '../exactlyOnce/resendCodes';
+import { isTooLate } from '../exactlyOnce/lockErrors';
 import { RunClaims } from '../exactlyOnce/runClaims';
 import { fingerprintOf, type RecordedError, type RunRecord } from '../exactlyOnce/runRecord';
 import type { Failed, NodeError, RunCounts } from '../exactlyOnce/runReport';
@@ -279,10 +280,14 @@ async function settleOrSay(
 		await (outcome === 'release' ? claim?.release() : claim?.unknown(outcome.unknown));
 	} catch (storeError) {
 		const error = caught as { description?: string | null };
+		const why = (storeError as Error).message;
+		// Too late: certainly not written, so the code above is in no row. Else the mark may have been written.
 		const said =
 			outcome === 'release'
-				? `The Idempotency Key could not be released in n8n's database (${(storeError as Error).message}): a later delivery of this event waits for this one, then fails as an unknown outcome.`
-				: `The Idempotency Key could not be marked in n8n's database (${(storeError as Error).message}): a later delivery of this event waits for this one, then fails as an unknown outcome with a resend code of its own; enter that one, not the one above.`;
+				? `The Idempotency Key could not be released in n8n's database (${why}): a later delivery of this event waits for this one, then fails as an unknown outcome.`
+				: isTooLate(storeError)
+					? `The Idempotency Key could not be marked in n8n's database (${why}): a later delivery of this event waits for this one, then fails as an unknown outcome with a resend code of its own; enter that one, not the one above.`
+					: `The Idempotency Key may not have been marked in n8n's database (${why}): a later delivery of this event either fails as an unknown outcome sent by this execution (then enter the code above) or waits for this one, then fails with a resend code of its own (then enter that one).`;
 		error.description = [error.description, said].filter(Boolean).join(' ');
 	}
 }

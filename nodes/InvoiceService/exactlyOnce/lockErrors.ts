@@ -18,6 +18,13 @@ export class LockError extends Error {
 	}
 }
 
+/** An outcome not written because it would have been sent too late (keyStore.ts, lateAfter): certainly not written. */
+export const TOO_LATE =
+	'it came too late to be written safely: another execution may have given up waiting for this key meanwhile, so the key was left in flight';
+
+export const isTooLate = (error: unknown): boolean =>
+	error instanceof LockError && error.message === TOO_LATE;
+
 /** A failed store call counts as a lost first-INSERT race only for the primary-key error (PostgreSQL, SQLite). */
 export function isPrimaryKeyCollision(error: unknown): boolean {
 	const { code, message, driverError } = (error ?? {}) as {

@@ -2,7 +2,7 @@ import type { IDeduplicationOutput } from 'n8n-workflow';
 
 import type { ClaimAnswer, ClaimOp, NodeRow, Outcome, OutcomeOp, RowBatch } from './keyStore';
 import { endEntries, endMarksToRemove, signOf, watchedEntry } from './flightWatch';
-import { asLockError, LockError } from './lockErrors';
+import { asLockError, LockError, TOO_LATE } from './lockErrors';
 import type { Clock } from './rowLock';
 
 /**
@@ -25,10 +25,6 @@ const REMOVED_BY: Record<Outcome, string[]> = {
 	unknown: [CLAIM],
 	released: [CLAIM, OPEN],
 };
-
-/** An outcome not written because it would have been sent too late (keyStore.ts, lateAfter). */
-const TOO_LATE =
-	'it came too late to be written safely: another execution may have given up waiting for this key meanwhile, so the key was left in flight';
 
 /** Every op of the batch fails with `error`. */
 export function rejectAll(batch: RowBatch, error: unknown): void {
@@ -78,8 +74,11 @@ export async function writeRow(
 			op.outcome === 'created' && (now >= op.noExpiryBefore || now >= op.lateAfter);
 		// Outcomes that would take `claim:` out too late, at a removal sent at `at`: not written (keyStore.ts).
 		const late = new Set<OutcomeOp>();
+		// Outcomes a removal try carried: that try may have been written, so they never turn late after it.
+		const tried = new Set<OutcomeOp>();
 		const lateBy = (at: number) => {
-			for (const op of outcomes) if (at >= op.lateAfter && !checkedIn(op)) late.add(op);
+			for (const op of outcomes)
+				if (at >= op.lateAfter && !checkedIn(op) && !tried.has(op)) late.add(op);
 		};
 		lateBy(now);
 		// A flight that ends other than created (given back, unknown) is marked for the key's waiters (flightWatch.ts):
@@ -139,11 +138,11 @@ export async function writeRow(
 		const removal = () => {
 			if (failure) return remove;
 			lateBy(clock.now());
+			const onTime = outcomes.filter((op) => !late.has(op));
+			for (const op of onTime) tried.add(op);
 			return [
 				...remove,
-				...outcomes
-					.filter((op) => !late.has(op))
-					.flatMap(({ key, outcome }) => REMOVED_BY[outcome].map((entry) => entry + key)),
+				...onTime.flatMap(({ key, outcome }) => REMOVED_BY[outcome].map((entry) => entry + key)),
 				// A code added before its outcome turned late is taken back (taking a code out is always right).
 				...coded.filter(({ op }) => late.has(op)).map(({ entry }) => entry),
 			];
