@@ -104,6 +104,12 @@ const KEPT: Array<{ seed: number; settings: SimSettings; defect: string }> = [
 		defect:
 			"a claim ahead that failed, given back while its run stalled: its item later told unknown without the failure's word why",
 	},
+	{
+		seed: 28460,
+		settings: WIDEST,
+		defect:
+			"a taker's own-lock check counted the row after finding its identity: a new lock of the same count taken for its own, two holders",
+	},
 	...[26669, 34089].map((seed) => ({
 		seed,
 		settings: WIDEST,

@@ -343,13 +343,15 @@ export class RowLock {
 	 * its own when the row is gone (deleted here).
 	 */
 	private async stillMine(identity: string[], expected?: number): Promise<boolean> {
+		// Counted first: if the identity is found after, the row is the one written, and so is the count (seed 28460).
+		const count = expected === undefined ? undefined : await this.count();
 		const answer = await this.check(identity);
 		if (answer.new === identity) {
 			await this.deleteRow();
 			return false;
 		}
 		if (answer.processed.length !== identity.length) return false;
-		return expected === undefined || (await this.count()) === expected;
+		return count === expected;
 	}
 
 	/**
