@@ -332,11 +332,11 @@ describe('measured figures quoted from the results files', () => {
 			file: 'bench/results-key-cost.md',
 			quotes: [
 				[
-					'P1 time with the key within 1\\.1 × of the same run without',
+					'P1 time with the key at most 1\\.00 × the same run without',
 					(m: string) => `P1's time with the key **${m} × without** (median`,
 				],
 				[
-					'CPU per item with the key within 1\\.1 × of without',
+					'P4 CPU per item with the key at most 1\\.25 × without',
 					(m: string) => `CPU per item **${m} × without** in P4`,
 				],
 			],
