@@ -33,11 +33,16 @@ export function rejectAll(batch: RowBatch, error: unknown): void {
 
 /** The code entries a removal of this row left in (NodeRow.codesLeftIn), but those `kept`: no longer left over. */
 function leftOver(row: NodeRow, kept: Set<string>): string[] {
+	notLeftIn(row, kept);
+	return [...(row.codesLeftIn.get(row.scope) ?? [])];
+}
+
+/** These entries are no longer left in the row (taken out, or kept on purpose). */
+function notLeftIn(row: NodeRow, entries: Iterable<string>): void {
 	const left = row.codesLeftIn.get(row.scope);
-	if (!left) return [];
-	for (const entry of kept) left.delete(entry);
+	if (!left) return;
+	for (const entry of entries) left.delete(entry);
 	if (left.size === 0) row.codesLeftIn.delete(row.scope);
-	return [...left];
 }
 
 /** How many times a removal is sent before its batch's outcomes fail (it only takes entries out: a repeat is safe). */
@@ -280,9 +285,7 @@ async function removeWithRetries(
 			(error: unknown) => asLockError(error),
 		);
 		if (!failure) {
-			const left = row.codesLeftIn.get(row.scope);
-			for (const entry of remove) left?.delete(entry);
-			if (left?.size === 0) row.codesLeftIn.delete(row.scope);
+			notLeftIn(row, remove);
 			return;
 		}
 	}
