@@ -116,6 +116,12 @@ const KEPT: Array<{ seed: number; settings: SimSettings; defect: string }> = [
 		defect:
 			"an unknown mark's removal written though it failed, then counted late at its next try: its code, told, taken out",
 	})),
+	{
+		seed: 3292,
+		settings: WIDEST,
+		defect:
+			"a resend code's entry a removal left in (sent past the hold's time) took its key over again once unknown anew: a second create",
+	},
 	...[777, 11038, 13466].map((seed) => ({
 		seed,
 		settings: WIDEST,

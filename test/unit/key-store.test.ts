@@ -152,6 +152,27 @@ describe('one batch of claims and outcomes', () => {
 		await expect(store.claim(row, 'B', withCode)).resolves.toBe('unknown');
 	});
 
+	it('a resend code whose entry a failed removal left in cannot take its key over again once the key is unknown anew, in a process that does not know it was left in', async () => {
+		const { store, row, stateOf, failRemovals, hasCode } = setUp();
+		const withX = { codes: ['X2345678'], expireFlight: false };
+		await expect(store.claim(row, 'A', request)).resolves.toBe('new');
+		await store.settle(row, 'A', 'unknown', 'X2345678');
+		// Taken over with X (resent); the removal of X's entry fails every time: it stays in the row.
+		failRemovals(3);
+		await expect(store.claim(row, 'A', withX)).resolves.toEqual({ taken: 'X2345678' });
+		expect(hasCode('X2345678', 'A')).toBe(true);
+		// Another process (its own left-over entries: none) makes the key unknown again, with code Y.
+		const elsewhere: NodeRow = { ...row, codesLeftIn: new Map() };
+		await store.settle(elsewhere, 'A', 'unknown', 'Y2345678');
+		expect(hasCode('X2345678', 'A')).toBe(true);
+		expect(stateOf('A')).toBe('unknown');
+		// X, used once, does not send A again (before: taken over, a second create); Y does.
+		await expect(store.claim(elsewhere, 'A', withX)).resolves.toBe('unknown');
+		await expect(
+			store.claim(elsewhere, 'A', { codes: ['Y2345678'], expireFlight: false }),
+		).resolves.toEqual({ taken: 'Y2345678' });
+	});
+
 	it("a claims' check mixing held and new entries, lost after its commit: its keys stay as it left them, but the listed codes' entries go (left in, one would pass for a code issued for its key)", async () => {
 		const { store, row, stateOf, failNext, hasCode } = setUp();
 		await expect(store.claim(row, 'A', request)).resolves.toBe('new');

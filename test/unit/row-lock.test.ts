@@ -88,3 +88,54 @@ describe("a waiter and two holds of the lock in a row with the same entry count 
 		expect(waiterIn!).toBeGreaterThan(deleteLanded!);
 	}, 30_000);
 });
+
+describe('a dead holder’s lock and several waiting processes', () => {
+	it('one of three waiters takes it over within a few leases, and they then hold it one at a time: their marks do not wipe out each other’s', async () => {
+		// Before: a waiter's mark changed the count, every other waiter started its watch again without its marker
+		// and marked anew 8 s later: with two waiters or more, no lease ever ran out and every claim failed.
+		Object.assign(lockTiming, {
+			leaseMs: 1000,
+			markAfterMs: 150,
+			writeMs: 300,
+			releaseMs: 500,
+			gapMs: 1000,
+			graceMs: 50,
+			breakJitterMs: 10,
+			maxWaitMs: 6000,
+			pollMinMs: 5,
+			pollMaxMs: 20,
+		});
+		const model = new StoreModel({});
+		const clock: Clock = { now: () => performance.now(), sleep, random: () => Math.random() };
+		const lockOf = (caller: string) =>
+			new RowLock(WORKFLOW, model.helpersFor(WORKFLOW, 'n', caller) as never, clock, new Map());
+		let freeDead!: () => void;
+		const dead = lockOf('dead').hold(
+			async () => undefined,
+			async () => await new Promise<void>((resolve) => (freeDead = resolve)),
+		);
+		await sleep(50);
+		const started = performance.now();
+		let holders = 0;
+		let most = 0;
+		const waited = await Promise.allSettled(
+			['w1', 'w2', 'w3'].map(
+				async (caller) =>
+					await lockOf(caller).hold(
+						async () => undefined,
+						async () => {
+							most = Math.max(most, ++holders);
+							const at = performance.now() - started;
+							await sleep(100);
+							holders--;
+							return at;
+						},
+					),
+			),
+		);
+		freeDead();
+		await dead;
+		expect(waited.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+		expect(most).toBe(1);
+	}, 30_000);
+});

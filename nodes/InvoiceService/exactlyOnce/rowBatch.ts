@@ -15,6 +15,8 @@ const OPEN = 'open:';
 const CODE = 'code:';
 /** A resend code's entry for a key. */
 const codeEntry = (code: string, key: string) => `${CODE}${code} ${key}`;
+/** A code's use, written by the very check that takes the key over: a code entry left in is never used twice. */
+const usedEntry = (code: string, key: string) => `used:${code} ${key}`;
 
 /** The answers whose claim's removal takes out a state entry its check added: left in, the key looks in flight. */
 const LEAVES_IN_FLIGHT = new Set<string>(['created', 'unknown', 'expired']);
@@ -65,7 +67,7 @@ export async function writeRow(
 		const claimEntries = claims.flatMap(({ key, codes, expireFlight, expiryCode, watch }) => [
 			CLAIM + key,
 			OPEN + key,
-			...codes.map((code) => codeEntry(code, key)),
+			...codes.flatMap((code) => [codeEntry(code, key), usedEntry(code, key)]),
 			...(expireFlight && expiryCode ? [codeEntry(expiryCode, key)] : []),
 			...(watch ? [watchedEntry(key), ...endEntries(key)] : []),
 		]);
@@ -299,14 +301,12 @@ async function removeWithRetries(
 }
 
 /**
- * A claims' check that failed may have been written before it failed (the connection dropped after the commit). It
- * was sent without a trim, so the row's count tells: unchanged, nothing was written; grown by every entry checked,
- * all were new, and they are taken out again. Anything between is a check that mixed entries the row held (a key
- * created or unknown, a re-delivery) with new ones: which were new cannot be told (the store answers only by adding,
- * and the answer was lost), so the keys stay as the check left them, in flight (never sent twice), and the error
- * says what a later delivery meets (issue 42, defect 6). Its code entries go all the same (checked, so used; left in,
- * one would pass for a code issued for its key), but with the count unknown (asked 3 times): if nothing was written,
- * a code issued for the key would be lost.
+ * A claims' check that failed may have been written before it failed (a connection dropped after the commit). Sent
+ * without a trim, the row's count tells: unchanged, nothing was written; grown by every entry checked, all were new,
+ * and are taken out again. Between, the check mixed entries the row held (a re-delivery) with new ones, which cannot
+ * be told apart (the answer was lost): the keys stay in flight (never sent twice), and the error says what a later
+ * delivery meets (issue 42, defect 6). Its code entries go all the same (checked, so used), but not with the count
+ * unknown (asked 3 times): if nothing was written, a code issued for the key would be lost.
  */
 async function undo(
 	row: NodeRow,
@@ -338,11 +338,9 @@ export async function count(row: NodeRow): Promise<number> {
 }
 
 async function call<T>(work: () => Promise<T>): Promise<T> {
-	try {
-		return await work();
-	} catch (error) {
+	return await work().catch((error: unknown) => {
 		throw asLockError(error);
-	}
+	});
 }
 
 /**
@@ -353,9 +351,14 @@ function decide(claim: ClaimOp, held: Set<string>, remove: string[]): ClaimAnswe
 	const { key, codes, expireFlight, expiryCode, watch } = claim;
 	const claimed = held.has(CLAIM + key);
 	const open = held.has(OPEN + key);
-	// The listed codes' entries go whatever the key's state: added by the check, used now, or left over.
-	const taking = codes.find((code) => held.has(codeEntry(code, key)));
-	remove.push(...codes.map((code) => codeEntry(code, key)));
+	// The listed codes' entries go whatever the key's state: added by the check, used now, or left over. A use
+	// stays, but the check's own for a code not taken.
+	const used = (code: string) => held.has(usedEntry(code, key));
+	const taking = codes.find((code) => held.has(codeEntry(code, key)) && !used(code));
+	for (const code of codes) {
+		remove.push(codeEntry(code, key));
+		if (code !== taking && !used(code)) remove.push(usedEntry(code, key));
+	}
 	const expiry = expireFlight && expiryCode ? codeEntry(expiryCode, key) : undefined;
 	// The flight watched, still in flight: watched all along (`watched:` there) and no end marked since (the sign).
 	const sign = watch ? signOf(key, held) : undefined;

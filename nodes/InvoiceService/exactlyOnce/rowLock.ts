@@ -52,17 +52,21 @@ export const lockTiming = {
 	 * hangs).
 	 */
 	leaseMs: 60_000,
-	/** A holder writes only this long after it sent its INSERT (the rest of the lease covers a slow query). */
-	writeMs: 20_000,
-	/** A holder deletes its lock only this long after its INSERT; past it, the lock is left to the waiters' lease. */
-	releaseMs: 30_000,
+	/**
+	 * A holder writes only this long after it sent its taking (the INSERT, or a take-over's write, whose grace takes
+	 * graceMs of it); the rest of the lease and the next taker's grace cover a slow query.
+	 */
+	writeMs: 45_000,
+	/** A holder deletes its lock only this long after its taking; past it, the lock is left to the waiters' lease. */
+	releaseMs: 55_000,
 	/** Looks further apart than this (a paused waiter) do not count as watching: the watch starts again. */
 	gapMs: 2_000,
 	/**
 	 * How long a process that took the lock by a plain write (a take-over, an empty row) waits before it checks
-	 * that the lock is its own: another process's write of the same moment has landed by then.
+	 * that the lock is its own: another taker's write of the same moment has landed by then, though n8n's store
+	 * reads the row and writes it back in two queries, the second waiting up to 20 s for a pool connection.
 	 */
-	graceMs: 2_000,
+	graceMs: 25_000,
 	/** A taker waits up to this long (at random) and looks again, so that two waiters rarely take over at once. */
 	breakJitterMs: 1_000,
 	/** How long a claim waits for the lock before its item fails with nothing sent. */
@@ -173,9 +177,12 @@ export class RowLock {
 		for (;;) {
 			const count = await this.count();
 			const now = this.clock.now();
-			// Looks further apart than gapMs (this process paused) do not vouch for what happened between them.
+			// Looks further apart than gapMs (this process paused) do not vouch for what happened between them. A change
+			// (another waiter's mark, or a taker's identity: a new hold) starts the lease again from when it was seen;
+			// the marker stays, so that waiters' marks do not wipe out each other's, and while it is there the row has
+			// not been deleted since it was marked.
 			if (!watch || watch.count !== count || now - watch.last > lockTiming.gapMs) {
-				watch = { count, since: now, last: now };
+				watch = { count, since: now, last: now, marker: watch?.marker };
 			}
 			watch.last = now;
 			let taken: number | undefined;
