@@ -27,7 +27,7 @@
 // test-output/e2e-scale/clocks-{n8n-main,n8n-worker-1,n8n-worker-2}-<version>.log.
 import { sleep } from 'n8n-workflow';
 
-import { lockTiming } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
+import { KEYS_TIMING } from '../../nodes/InvoiceService/exactlyOnce/timing';
 import { N8N_VERSIONS } from '../../tools/n8n';
 import { clockOffsetEnv, measureClockOffset } from '../support/faketime';
 import {
@@ -47,7 +47,10 @@ const COUNT_UNTIL_MS = 240 * SECOND;
  * a pause of up to 1 s, held 25 s later: 94 s), and 60 s to catch up.
  */
 const TAKE_OVER_MS =
-	lockTiming.markAfterMs + lockTiming.leaseMs + lockTiming.breakJitterMs + lockTiming.graceMs;
+	KEYS_TIMING.lock.markAfterMs +
+	KEYS_TIMING.lock.leaseMs +
+	KEYS_TIMING.lock.breakJitterMs +
+	KEYS_TIMING.lock.graceMs;
 const FAULT_BOUND_MS = TAKE_OVER_MS + 60 * SECOND;
 /**
  * (a)'s node options: Timeout 5 s, no retries. A key the killed worker left in flight is waited for 5 s + the 30 s

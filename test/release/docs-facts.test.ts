@@ -13,7 +13,9 @@ import { InvoiceServiceApi } from '../../credentials/InvoiceServiceApi.credentia
 import { InvoiceService } from '../../nodes/InvoiceService/InvoiceService.node';
 import { READ_ONCE_PER_RUN } from '../../nodes/InvoiceService/actions/common.descriptions';
 import { LISTED } from '../../nodes/InvoiceService/exactlyOnce/runReport';
-import { lockTiming } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
+import { KEYS_TIMING } from '../../nodes/InvoiceService/exactlyOnce/timing';
+
+const lockTiming = KEYS_TIMING.lock;
 import { MAX_ANSWER_BYTES } from '../../nodes/InvoiceService/transport/body';
 import { WINDOW_MS } from '../../nodes/InvoiceService/transport/deadlines';
 import { IDLE_MS, MAX_SERVICES } from '../../nodes/InvoiceService/transport/pace';

@@ -8,11 +8,9 @@
 import type { IExecuteFunctions, INode } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import {
-	flightTiming,
-	type KeysProcess,
-} from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
-import { lockTiming, RowLock, type Clock } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
+import { type KeysProcess } from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
+import { RowLock, type Clock } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
+import { KEYS_TIMING } from '../../nodes/InvoiceService/exactlyOnce/timing';
 import { UNKNOWN_OUTCOME_WAY_FORWARD } from '../../nodes/InvoiceService/transport/errors';
 import { hashOf, StoreModel, type ModelHelpers, type Query } from '../support/store-model';
 import { generator, Schedule } from './schedule';
@@ -52,7 +50,7 @@ export interface SeedResult {
 /** n8n's default pool of database connections per process (TypeORM's pg pool): its size and acquire timeout. */
 const POOL_SIZE = 2;
 const ACQUIRE_TIMEOUT_MS = 20_000;
-/** Max Retry Wait and Timeout of the simulated nodes: their flight wait is these + flightTiming.marginMs. */
+/** Max Retry Wait and Timeout of the simulated nodes: their flight wait is these + the flight margin. */
 const MAX_RETRY_WAIT_MS = 5_000;
 const TIMEOUT_MS = 5_000;
 /** Every live process must have finished by then (virtual time). */
@@ -337,6 +335,7 @@ export async function simulateCluster(
 		const turns = new Map<string, Promise<void>>();
 		process.keys = {
 			clock: process.clock,
+			timing: KEYS_TIMING,
 			stores: new Map(),
 			inFlight: new Map(),
 			codesLeftIn: new Map(),
@@ -467,7 +466,7 @@ export async function simulateCluster(
 			nodeId: `node-${n}`,
 			settings: {
 				historySize,
-				flightWaitMs: MAX_RETRY_WAIT_MS + TIMEOUT_MS + flightTiming.marginMs,
+				createWaitMs: MAX_RETRY_WAIT_MS + TIMEOUT_MS,
 				keyField: 'Idempotency Key',
 				purpose: 'idempotency' as const,
 			},
@@ -679,7 +678,10 @@ export async function simulateCluster(
 			if (result.errors.length > 0) answers.push(`${rowOfNode(node)}: ${result.errors[0].text}`);
 		});
 	}
-	await schedule.run(() => answered === nodes.length, schedule.now + lockTiming.maxWaitMs + 10_000);
+	await schedule.run(
+		() => answered === nodes.length,
+		schedule.now + KEYS_TIMING.lock.maxWaitMs + 10_000,
+	);
 	if (answered < nodes.length)
 		fail('a fresh claim after the run never answered (the store is left blocked)');
 	for (const answer of answers)

@@ -4,7 +4,15 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { KeyStore, type NodeRow } from '../../nodes/InvoiceService/exactlyOnce/keyStore';
+import type { KeysProcess } from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
 import { RowLock, systemClock } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
+import {
+	KEYS_TIMING,
+	type AheadTiming,
+	type FlightTiming,
+	type KeysTiming,
+	type LockTiming,
+} from '../../nodes/InvoiceService/exactlyOnce/timing';
 import type { StoreModel } from './store-model';
 
 export function keyedNodeOver(model: StoreModel, workflow: string, nodeId: string, caller: string) {
@@ -27,4 +35,35 @@ export function keyedNodeOver(model: StoreModel, workflow: string, nodeId: strin
 		codesLeftIn: new Map(),
 	};
 	return { context, otherStore, otherRow };
+}
+
+/** Timings to change for a test, the others as the node's. */
+export interface TimingChange {
+	lock?: Partial<LockTiming>;
+	flight?: Partial<FlightTiming>;
+	ahead?: Partial<AheadTiming>;
+}
+
+/** The node's timings with `change` made. */
+export function timingWith(change: TimingChange): KeysTiming {
+	return {
+		lock: { ...KEYS_TIMING.lock, ...change.lock },
+		flight: { ...KEYS_TIMING.flight, ...change.flight },
+		ahead: { ...KEYS_TIMING.ahead, ...change.ahead },
+	};
+}
+
+/** A process of its own for the keys under test (its stores, its lock turns), on the system's clock. */
+export function keysProcessWith(change: TimingChange): KeysProcess {
+	const timing = timingWith(change);
+	const turns = new Map<string, Promise<void>>();
+	return {
+		clock: systemClock,
+		timing,
+		stores: new Map(),
+		inFlight: new Map(),
+		codesLeftIn: new Map(),
+		lockOf: (workflowId, helpers) =>
+			new RowLock(workflowId, helpers, systemClock, turns, timing.lock),
+	};
 }

@@ -1,19 +1,25 @@
 // A delivery waiting for its key in flight in another process (IdempotencyKeys, the real code) against the
 // query-by-query model of n8n's store: its give-up is tied to the flight it watched. The other process is a
 // KeyStore of its own (its own lock turns), on the same store.
-import {
-	flightTiming,
-	IdempotencyKeys,
-} from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
-import { keyedNodeOver } from '../support/keyed-node';
+import { IdempotencyKeys } from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
+import { KEYS_TIMING } from '../../nodes/InvoiceService/exactlyOnce/timing';
+import { keyedNodeOver, keysProcessWith } from '../support/keyed-node';
 import { hashOf, StoreModel } from '../support/store-model';
 
 const WORKFLOW = 'flight-workflow';
 const NODE_ID = 'flight-node';
 const NODE_ROW = `${WORKFLOW} n:${NODE_ID}`;
 const LOCK_ROW = `${WORKFLOW} `;
-const saved = { ...flightTiming };
-afterEach(() => Object.assign(flightTiming, saved));
+/** Shortened looks at a key in flight, and how late a query may reach the database. */
+const LOOKS = { pollMinMs: 20, pollMaxMs: 40, queryDelayMs: 100 };
+
+/** The keys of a run in the waiting process, which waits `waitMs` for a key in flight elsewhere. */
+const waiterKeys = (context: Parameters<typeof IdempotencyKeys.of>[0], waitMs: number) =>
+	IdempotencyKeys.of(
+		context,
+		{ historySize: 100, createWaitMs: 0, keyField: 'Idempotency Key', purpose: 'idempotency' },
+		keysProcessWith({ flight: { ...LOOKS, marginMs: waitMs } }),
+	);
 
 function setUp() {
 	/** While set, the waiting process's queries wait for it (it is paused). */
@@ -53,17 +59,11 @@ const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(re
 
 describe("a delivery waiting for its key in flight in another process (issue 42's defect 1)", () => {
 	it('gives up only on a flight it watched for the whole wait: a flight given back and claimed again between two of its looks is waited for anew, and its created mark (under half the margin) keeps the key created', async () => {
-		Object.assign(flightTiming, { pollMinMs: 20, pollMaxMs: 40, queryDelayMs: 100 });
 		const { waiterContext, holder, row, stateOf, pauseWaiter } = setUp();
 		const request = { codes: [], expireFlight: false };
 		// The other process claims the key (flight A).
 		await expect(holder.claim(row, 'K', request)).resolves.toBe('new');
-		const keys = IdempotencyKeys.of(waiterContext, {
-			historySize: 100,
-			flightWaitMs: 1000,
-			keyField: 'Idempotency Key',
-			purpose: 'idempotency',
-		});
+		const keys = waiterKeys(waiterContext, 1000);
 		const waited = keys.claim('K', 0, { resendCodes: [] });
 		await sleep(700);
 		// Between two of the waiter's looks: flight A is given back, and another delivery claims the key (flight B).
@@ -76,7 +76,7 @@ describe("a delivery waiting for its key in flight in another process (issue 42'
 		// checks nothing in again), 1.2 s after the waiter first saw the key in flight.
 		await sleep(500);
 		await holder.settle(row, 'K', 'created', undefined, {
-			noExpiryBefore: claimedB + flightTiming.marginMs / 2,
+			noExpiryBefore: claimedB + KEYS_TIMING.flight.marginMs / 2,
 			lateAfter: Infinity,
 		});
 		const found = await waited;
@@ -87,17 +87,11 @@ describe("a delivery waiting for its key in flight in another process (issue 42'
 
 describe("a holder's outcome sent after another process may have given up on its flight (issue 42)", () => {
 	it('is not written: the key, given up on, taken over with its resend code and created meanwhile, stays created', async () => {
-		Object.assign(flightTiming, { pollMinMs: 20, pollMaxMs: 40, queryDelayMs: 100 });
 		const { waiterContext, holder, row, stateOf } = setUp();
 		// The other process claims the key (flight A), and its create is refused for certain much later.
 		await expect(holder.claim(row, 'K', { codes: [], expireFlight: false })).resolves.toBe('new');
 		const claimedA = performance.now();
-		const keys = IdempotencyKeys.of(waiterContext, {
-			historySize: 100,
-			flightWaitMs: 300,
-			keyField: 'Idempotency Key',
-			purpose: 'idempotency',
-		});
+		const keys = waiterKeys(waiterContext, 300);
 		// A delivery here gives up on flight A (unknown, with a resend code); its user checks the service and enters
 		// the code: the key is taken over and created.
 		const gaveUp = await keys.claim('K', 0, { resendCodes: [] });
@@ -108,7 +102,7 @@ describe("a holder's outcome sent after another process may have given up on its
 		if (resent.state === 'new') await resent.claim.created();
 		expect(stateOf('K')).toBe('created');
 		// Flight A's give-back, sent after its last safe moment (its flight wait less the query delay): refused.
-		const lateAfter = claimedA + 300 - flightTiming.queryDelayMs;
+		const lateAfter = claimedA + 300 - LOOKS.queryDelayMs;
 		expect(performance.now()).toBeGreaterThan(lateAfter);
 		await expect(
 			holder.settle(row, 'K', 'released', undefined, { noExpiryBefore: claimedA, lateAfter }),

@@ -2,7 +2,8 @@
 // query failing before or after its commit: what each claim and outcome of the batch answers, and what the row
 // holds after it.
 import { KeyStore, type NodeRow } from '../../nodes/InvoiceService/exactlyOnce/keyStore';
-import { lockTiming, RowLock } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
+import { RowLock, systemClock } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
+import { KEYS_TIMING } from '../../nodes/InvoiceService/exactlyOnce/timing';
 import { hashOf, StoreModel, type Query } from '../support/store-model';
 
 const WORKFLOW = 'unit-workflow';
@@ -239,13 +240,10 @@ describe('one batch of claims and outcomes', () => {
 });
 
 describe("a holder's last writes (issue 42's defect 2)", () => {
-	const saved = { ...lockTiming };
-	afterEach(() => Object.assign(lockTiming, saved));
-
 	it('are all sent within writeMs of taking the lock, removal retries included: a removal whose tries outlast it is not sent again, and its claim says its key is left in flight', async () => {
 		// Shortened: a holder writes only within 300 ms of its INSERT; each removal try fails after 200 ms (n8n's
 		// pool timing out on a busy database), so a third try would be sent 400 ms in.
-		Object.assign(lockTiming, { writeMs: 300 });
+		const timing = { ...KEYS_TIMING.lock, writeMs: 300 };
 		let lockedAt = 0;
 		const sentAt: number[] = [];
 		const model = new StoreModel({
@@ -265,7 +263,8 @@ describe("a holder's last writes (issue 42's defect 2)", () => {
 			},
 		});
 		const helpers = model.helpersFor(WORKFLOW, NODE_ID);
-		const store = new KeyStore(new RowLock(WORKFLOW, helpers as never), () => undefined);
+		const lock = new RowLock(WORKFLOW, helpers as never, systemClock, new Map(), timing);
+		const store = new KeyStore(lock, () => undefined);
 		const row: NodeRow = {
 			scope: NODE_ID,
 			helpers: helpers as never,

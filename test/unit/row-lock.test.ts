@@ -1,11 +1,10 @@
 // The lock across n8n processes (RowLock, the real code) against the query-by-query model of n8n's store: a waiter
 // must tell one hold of the lock from the next with certainty, not by the lock's entry count alone.
-import { lockTiming, RowLock, type Clock } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
+import { RowLock, type Clock } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
+import { KEYS_TIMING, type LockTiming } from '../../nodes/InvoiceService/exactlyOnce/timing';
 import { StoreModel } from '../support/store-model';
 
 const WORKFLOW = 'lock-workflow';
-const saved = { ...lockTiming };
-afterEach(() => Object.assign(lockTiming, saved));
 
 const sleep = async (ms: number) => await new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -14,7 +13,8 @@ describe("a waiter and two holds of the lock in a row with the same entry count 
 		// Shortened: a holder writes within 300 ms and deletes within 1.5 s; a waiter takes over 2 s after its first
 		// look (today: marked after 150 ms, taken over 2 s after the mark). The first hold lasts 0.9 s, the second
 		// 0.4 s, and the second's DELETE runs 1.3 s late: it lands 2.6 s in.
-		Object.assign(lockTiming, {
+		const timing: LockTiming = {
+			...KEYS_TIMING.lock,
 			leaseMs: 2000,
 			markAfterMs: 150,
 			writeMs: 300,
@@ -25,7 +25,7 @@ describe("a waiter and two holds of the lock in a row with the same entry count 
 			maxWaitMs: 20_000,
 			pollMinMs: 5,
 			pollMaxMs: 20,
-		});
+		};
 		let waiterPaused: Promise<void> | undefined;
 		let deleteLanded: number | undefined;
 		let holds = 0;
@@ -47,12 +47,14 @@ describe("a waiter and two holds of the lock in a row with the same entry count 
 			model.helpersFor(WORKFLOW, 'n', 'holder') as never,
 			sameDraws,
 			new Map(),
+			timing,
 		);
 		const waiter = new RowLock(
 			WORKFLOW,
 			model.helpersFor(WORKFLOW, 'n', 'waiter') as never,
 			{ now: () => performance.now(), sleep, random: () => Math.random() },
 			new Map(),
+			timing,
 		);
 		// The waiter is paused across the hand-over from the first hold to the second (from the end of the first's
 		// work to the start of the second's: well under gapMs), so that it misses the gap between them.
@@ -93,7 +95,8 @@ describe('a dead holder’s lock and several waiting processes', () => {
 	it('one of three waiters takes it over within a few leases, and they then hold it one at a time: their marks do not wipe out each other’s', async () => {
 		// Before: a waiter's mark changed the count, every other waiter started its watch again without its marker
 		// and marked anew 8 s later: with two waiters or more, no lease ever ran out and every claim failed.
-		Object.assign(lockTiming, {
+		const timing: LockTiming = {
+			...KEYS_TIMING.lock,
 			leaseMs: 1000,
 			markAfterMs: 150,
 			writeMs: 300,
@@ -104,11 +107,17 @@ describe('a dead holder’s lock and several waiting processes', () => {
 			maxWaitMs: 6000,
 			pollMinMs: 5,
 			pollMaxMs: 20,
-		});
+		};
 		const model = new StoreModel({});
 		const clock: Clock = { now: () => performance.now(), sleep, random: () => Math.random() };
 		const lockOf = (caller: string) =>
-			new RowLock(WORKFLOW, model.helpersFor(WORKFLOW, 'n', caller) as never, clock, new Map());
+			new RowLock(
+				WORKFLOW,
+				model.helpersFor(WORKFLOW, 'n', caller) as never,
+				clock,
+				new Map(),
+				timing,
+			);
 		let freeDead!: () => void;
 		const dead = lockOf('dead').hold(
 			async () => undefined,

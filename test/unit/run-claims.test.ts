@@ -1,22 +1,19 @@
 // A run's keys claimed ahead (RunClaims, IdempotencyKeys: the real code) against the query-by-query model of n8n's
 // store, with another process holding one of the keys in flight and never settling it (it died): the claim ahead
 // gives up waiting for it and makes it unknown with a resend code of its own. That answer must reach the user.
-import {
-	flightTiming,
-	IdempotencyKeys,
-} from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
-import { aheadTiming, RunClaims } from '../../nodes/InvoiceService/exactlyOnce/runClaims';
-import { keyedNodeOver } from '../support/keyed-node';
+import { IdempotencyKeys } from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
+import { RunClaims } from '../../nodes/InvoiceService/exactlyOnce/runClaims';
+import { keyedNodeOver, keysProcessWith } from '../support/keyed-node';
 import { hashOf, StoreModel } from '../support/store-model';
 
 const WORKFLOW = 'ahead-workflow';
 const NODE_ID = 'ahead-node';
 const NODE_ROW = `${WORKFLOW} n:${NODE_ID}`;
-const saved = { flight: { ...flightTiming }, ahead: { ...aheadTiming } };
-afterEach(() => {
-	Object.assign(flightTiming, saved.flight);
-	Object.assign(aheadTiming, saved.ahead);
-});
+/** Shortened: a key in flight elsewhere is waited for 400 ms; keys claimed ahead are held 200 ms. */
+const TIMING = {
+	flight: { marginMs: 400, pollMinMs: 20, pollMaxMs: 40, queryDelayMs: 100 },
+	ahead: { heldMs: 200, checkMs: 50 },
+};
 
 const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -25,12 +22,11 @@ function claimsOf(
 	context: ReturnType<typeof keyedNodeOver>['context'],
 	items: string[],
 ): RunClaims {
-	const keys = IdempotencyKeys.of(context, {
-		historySize: 100,
-		flightWaitMs: 400,
-		keyField: 'Idempotency Key',
-		purpose: 'idempotency',
-	});
+	const keys = IdempotencyKeys.of(
+		context,
+		{ historySize: 100, createWaitMs: 0, keyField: 'Idempotency Key', purpose: 'idempotency' },
+		keysProcessWith(TIMING),
+	);
 	return new RunClaims(keys, {
 		itemCount: items.length,
 		resendCodes: [],
@@ -41,8 +37,6 @@ function claimsOf(
 
 /** Items 0 and 1 (keys A and K); K is in flight in another process that died holding it. */
 async function setUp() {
-	Object.assign(flightTiming, { pollMinMs: 20, pollMaxMs: 40, queryDelayMs: 100 });
-	Object.assign(aheadTiming, { heldMs: 200, checkMs: 50 });
 	const model = new StoreModel();
 	const {
 		context,
@@ -93,7 +87,6 @@ describe("a key claimed ahead that another process held past the wait (issue 42'
 
 describe("a key claimed ahead whose claim failed in n8n's database", () => {
 	it("given back for its item's slow turn: the item fails with the claim's error at its turn, not a later claim's answer", async () => {
-		Object.assign(aheadTiming, { heldMs: 200, checkMs: 50 });
 		let failChecks = 1;
 		const model = new StoreModel({
 			beforeQuery: async (query) => {

@@ -9,11 +9,12 @@ import {
 } from 'n8n-workflow';
 
 import {
-	flightTiming,
 	IdempotencyKeys,
+	thisProcess,
 } from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
-import { lockTiming } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
-import { aheadTiming } from '../../nodes/InvoiceService/exactlyOnce/runClaims';
+import { systemClock } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
+import { KEYS_TIMING } from '../../nodes/InvoiceService/exactlyOnce/timing';
+import { timingWith, type TimingChange } from '../support/keyed-node';
 import { readKeySettings } from '../../nodes/InvoiceService/actions/keys.descriptions';
 import { deduplicator } from '../support/harness/run-node';
 import {
@@ -69,13 +70,13 @@ async function whenUnlocked(change: () => void): Promise<void> {
 	change();
 }
 
-const saved = { lock: { ...lockTiming }, flight: { ...flightTiming }, ahead: { ...aheadTiming } };
+/** The node's keys in this process run on these timings until the test ends (thisProcess wires them). */
+const useTiming = (change: TimingChange) => (thisProcess.timing = timingWith(change));
 afterEach(() => {
 	nock.cleanAll();
 	deduplicator.clear();
-	Object.assign(lockTiming, saved.lock);
-	Object.assign(flightTiming, saved.flight);
-	Object.assign(aheadTiming, saved.ahead);
+	thisProcess.timing = KEYS_TIMING;
+	thisProcess.clock = systemClock;
 });
 
 /**
@@ -225,7 +226,14 @@ describe('three states per key', () => {
 			state: 'created',
 			where: 'this run',
 		});
-		expect(entriesOf(nodeId)).toEqual([hash('claim:event-12')]);
+		// Each code used stays marked used (a code entry a failed removal left in never takes the key twice).
+		expect([...entriesOf(nodeId)].sort()).toEqual(
+			[
+				hash('claim:event-12'),
+				hash('used:23456789 event-12'),
+				hash('used:ABCDEFGH event-12'),
+			].sort(),
+		);
 	});
 
 	it('issue 35, a key: a code left in the option never sends a later unknown key again; its own code does, once', async () => {
@@ -275,7 +283,13 @@ describe('three states per key', () => {
 		const later = await runInvoiceService(keyed(nodeId, [event(20)], options(newCode)));
 		expect(later.outputs[1]).toHaveLength(1);
 		expect(seen).toEqual([20, 20, 20]);
-		expect(entriesOf(nodeId)).toEqual([hash('claim:event-20')]);
+		expect([...entriesOf(nodeId)].sort()).toEqual(
+			[
+				hash('claim:event-20'),
+				hash(`used:${code} event-20`),
+				hash(`used:${newCode} event-20`),
+			].sort(),
+		);
 	});
 
 	it('a refusal for sure releases the key: nothing of it stays in the store', async () => {
@@ -288,7 +302,7 @@ describe('three states per key', () => {
 	it("a key in flight in another process: the delivery waits and follows that process's outcome", async () => {
 		const nodeId = randomUUID();
 		const { created } = service();
-		Object.assign(flightTiming, { pollMinMs: 20, pollMaxMs: 50 });
+		useTiming({ flight: { pollMinMs: 20, pollMaxMs: 50 } });
 		setState(nodeId, 'event-4', 'flight');
 		setState(nodeId, 'event-5', 'flight');
 		const run = runInvoiceService(
@@ -310,7 +324,7 @@ describe('three states per key', () => {
 		const nodeId = randomUUID();
 		const { seen } = service();
 		// Wait = Max Retry Wait (0) + Timeout (1 s) + margin (0).
-		Object.assign(flightTiming, { marginMs: 0, pollMinMs: 50, pollMaxMs: 100, queryDelayMs: 0 });
+		useTiming({ flight: { marginMs: 0, pollMinMs: 50, pollMaxMs: 100, queryDelayMs: 0 } });
 		setState(nodeId, 'event-6', 'flight');
 		const started = Date.now();
 		const run = await runInvoiceService(
@@ -341,7 +355,7 @@ describe("a key claimed ahead that outlives another process's wait", () => {
 		const nodeId = randomUUID();
 		// Wait = Max Retry Wait (0) + Timeout (1 s) + margin (0); each create takes 0.6 s, one at a time, so item 2,
 		// claimed ahead at the start, is settled 1.8 s after its claim.
-		Object.assign(flightTiming, { marginMs: 0, pollMinMs: 50, pollMaxMs: 100, queryDelayMs: 0 });
+		useTiming({ flight: { marginMs: 0, pollMinMs: 50, pollMaxMs: 100, queryDelayMs: 0 } });
 		const { created } = service(undefined, 600);
 		const items = [event(500), event(501), event(502)];
 		const run = runInvoiceService(
@@ -366,7 +380,7 @@ describe('keys claimed ahead of a stalled run', () => {
 	it('are given back once held too long without their turn, and claimed again at it: each created once', async () => {
 		const nodeId = randomUUID();
 		// Held at most 0.6 s ahead; each create takes 0.4 s, one at a time: item 5 has its turn after 2 s.
-		Object.assign(aheadTiming, { heldMs: 600, checkMs: 100 });
+		useTiming({ ahead: { heldMs: 600, checkMs: 100 } });
 		const { created } = service(undefined, 400);
 		const items = Array.from({ length: 6 }, (_, n) => event(600 + n));
 		const run = runInvoiceService(keyed(nodeId, items, { options: { concurrency: 1 } }));
@@ -432,10 +446,9 @@ describe("a run's keys go to the store together", () => {
 		],
 	])('one keyed item per execution, %s', async (_, createTakesMs, writes) => {
 		const nodeId = randomUUID();
-		// The create "takes" createTakesMs on the node's clock (flightTiming.now), not in the test's time.
+		// The create "takes" createTakesMs on the node's clock (its process's), not in the test's time.
 		let skew = 0;
-		const now = flightTiming.now;
-		flightTiming.now = () => now() + skew;
+		thisProcess.clock = { ...systemClock, now: () => systemClock.now() + skew };
 		const { created } = service(() => {
 			skew += createTakesMs;
 			return 200;
@@ -452,7 +465,6 @@ describe("a run's keys go to the store together", () => {
 			expect(nodeWrites).toBe(writes);
 			expect(stateOf(nodeId, 'event-150')).toBe('created');
 		} finally {
-			flightTiming.now = now;
 			checks.mockRestore();
 			removals.mockRestore();
 		}
@@ -633,12 +645,7 @@ describe('the lock on the workflow row', () => {
 		].map(hash);
 	/** Short margins: a lease of 300 ms (watched on this process's own clock). */
 	const shortLease = () =>
-		Object.assign(lockTiming, {
-			leaseMs: 300,
-			breakJitterMs: 20,
-			graceMs: 50,
-			gapMs: 200,
-		});
+		useTiming({ lock: { leaseMs: 300, breakJitterMs: 20, graceMs: 50, gapMs: 200 } });
 
 	it('a lock watched unchanged for the lease (its holder died) is taken over, and the item is sent', async () => {
 		shortLease();
@@ -715,7 +722,7 @@ describe('the lock on the workflow row', () => {
 	it('a live lock that stays taken: after the bounded wait the item fails, nothing sent, saying what to do', async () => {
 		const nodeId = randomUUID();
 		const { seen } = service();
-		Object.assign(lockTiming, { maxWaitMs: 300 });
+		useTiming({ lock: { maxWaitMs: 300 } });
 		deduplicator.rows.set(lockRow, lockOf(30));
 		const run = await runInvoiceService(
 			keyed(nodeId, [event(9)], { onError: 'continueErrorOutput' }),

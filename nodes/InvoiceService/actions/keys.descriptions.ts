@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { flightTiming, type KeySettings } from '../exactlyOnce/idempotencyKeys';
+import type { KeySettings } from '../exactlyOnce/idempotencyKeys';
 import {
 	READ_ONCE_PER_RUN,
 	numberOption,
@@ -38,8 +38,7 @@ export function readKeySettings(options: IDataObject): KeySettings {
 	const { maxRetryWaitMs, timeoutMs } = readRunOptions(options);
 	return {
 		historySize: readNumberOption(options, historySizeOption, { whole: true }),
-		// Another process's create of the same key may take its whole retry budget and time-out.
-		flightWaitMs: maxRetryWaitMs + timeoutMs + flightTiming.marginMs,
+		createWaitMs: maxRetryWaitMs + timeoutMs,
 		keyField: idempotencyKeyOption.displayName,
 		purpose: 'idempotency',
 	};

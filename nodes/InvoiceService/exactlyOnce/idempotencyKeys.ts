@@ -7,6 +7,7 @@ import { KeyStore, type ClaimAnswer, type NodeRow } from './keyStore';
 import { newResendCode, resendWayForward } from './resendCodes';
 import { storeItemError } from './lockErrors';
 import { RowLock, systemClock, type Clock } from './rowLock';
+import { KEYS_TIMING, type KeysTiming } from './timing';
 
 /** The most characters of a key a message shows: the key is the user's data, of any size. */
 const MAX_KEY_SHOWN = 200;
@@ -50,22 +51,6 @@ interface LeftInFlight {
 /** A claim's answer once the key is not in flight elsewhere (or the wait is over). */
 type FoundAnswer = Exclude<ClaimAnswer, 'flight' | { flight: string }>;
 
-/** Waits for a key in flight in another process (tests shorten them). */
-export const flightTiming = {
-	/** Added to Max Retry Wait + Timeout: how long another process's create of the same key is waited for. */
-	marginMs: 30_000,
-	pollMinMs: 100,
-	/** A key in flight elsewhere is usually settled within a create's time: looked at again at least this often. */
-	pollMaxMs: 500,
-	/**
-	 * How much later than sent a query may reach n8n's database: its pool waits up to 20 s for a connection. An
-	 * outcome that takes a key's `claim:` out is sent no later than this before any other process can give up on the
-	 * flight (keyStore.ts, lateAfter).
-	 */
-	queryDelayMs: 20_000,
-	now: () => performance.now(),
-};
-
 /**
  * The n8n process the keys live in: its clock and what its runs share. One for the process that loads this module;
  * the simulation (test/simulation/) makes one per simulated process, each with its own virtual clock.
@@ -73,6 +58,8 @@ export const flightTiming = {
 export interface KeysProcess {
 	/** The waits for flights, the claims ahead and the marks' delay are read on it (the lock's: lockOf's). */
 	clock: Clock;
+	/** The limits of its waits and holds (timing.ts; the lock's through lockOf). */
+	timing: KeysTiming;
 	/** Each workflow's store in this process (by workflow id), while it has work: its nodes' changes go together. */
 	stores: Map<string, KeyStore>;
 	/** Keys whose item is in flight in this process: a second claim waits for the first item's outcome. */
@@ -88,22 +75,30 @@ const stores = new Map<string, KeyStore>();
 const inFlight = new Map<string, Promise<void>>();
 const codesLeftIn = new Map<string, Set<string>>();
 
-/** This process. Its clock reads flightTiming.now, which tests move on. */
+/**
+ * This process. The tests that run the node in an n8n run in-process give it their clock and timing (afterwards,
+ * these again): it is where the node's keys are wired to the process.
+ */
 export const thisProcess: KeysProcess = {
-	clock: { ...systemClock, now: () => flightTiming.now() },
+	clock: systemClock,
+	timing: KEYS_TIMING,
 	stores,
 	inFlight,
 	codesLeftIn,
-	// The lock keeps its own clock here: the tests that move flightTiming.now on mean the node's, not the lock's.
-	lockOf: (workflowId, helpers) => new RowLock(workflowId, helpers),
+	// The lock keeps the system's clock: a test that moves the node's clock on means the node's, not the lock's.
+	lockOf: (workflowId, helpers) =>
+		new RowLock(workflowId, helpers, systemClock, undefined, thisProcess.timing.lock),
 };
 
 /** What the node's options say of its keys (read where the options are: actions/keys.descriptions.ts). */
 export interface KeySettings {
 	/** How many keys the node's row keeps. */
 	historySize: number;
-	/** How long a claim follows a key in flight in another process before it counts as unknown. */
-	flightWaitMs: number;
+	/**
+	 * How long another process's create of the same key may take: its retry budget and time-out. A claim follows
+	 * a key in flight in another process this long and the flight margin (timing.ts) before it counts as unknown.
+	 */
+	createWaitMs: number;
 	/** The key's field, as an item's error names it. */
 	keyField: string;
 	/**
@@ -123,6 +118,8 @@ export class IdempotencyKeys {
 
 	/** This node's row of the store. */
 	private readonly row: NodeRow;
+	/** How long a claim follows a key in flight in another process before it counts as unknown. */
+	private readonly flightWaitMs: number;
 
 	private constructor(
 		private readonly context: IExecuteFunctions,
@@ -136,6 +133,7 @@ export class IdempotencyKeys {
 			historySize: settings.historySize,
 			codesLeftIn: process.codesLeftIn,
 		};
+		this.flightWaitMs = settings.createWaitMs + process.timing.flight.marginMs;
 	}
 
 	/**
@@ -165,6 +163,11 @@ export class IdempotencyKeys {
 	/** The clock of the process the keys live in (RunClaims paces its claims ahead and marks on it). */
 	get clock(): Clock {
 		return this.process.clock;
+	}
+
+	/** The timings of the process the keys live in (RunClaims holds its claims ahead by them). */
+	get timing(): KeysTiming {
+		return this.process.timing;
 	}
 
 	/** How many keys the node's row keeps (keys in flight included). */
@@ -228,13 +231,14 @@ export class IdempotencyKeys {
 			this.gaveUpHere.set(key, expiryCode);
 			return { state: 'unknown', code: expiryCode, ...left };
 		}
-		// Another process gives up waiting for this key only flightTiming.marginMs or more after it first saw this very
+		// Another process gives up waiting for this key only the flight margin or more after it first saw this very
 		// flight (flightWatch.ts), so after this claim was sent: a created mark before half that needs no second check
 		// (keyStore.ts).
-		const noExpiryBefore = sentAt + flightTiming.marginMs / 2;
+		const { marginMs, queryDelayMs } = this.process.timing.flight;
+		const noExpiryBefore = sentAt + marginMs / 2;
 		// Another process running this node gives up on this flight no sooner than its flight wait after this claim was
 		// written: an outcome sent later than lateAfter might land after that, on a later flight of the key.
-		const lateAfter = sentAt + this.settings.flightWaitMs - flightTiming.queryDelayMs;
+		const lateAfter = sentAt + this.flightWaitMs - queryDelayMs;
 		const settleAs = async (outcome: 'created' | 'unknown' | 'released', code?: string) => {
 			try {
 				const store = this.store();
@@ -269,11 +273,11 @@ export class IdempotencyKeys {
 	): Promise<{ answer: FoundAnswer; sentAt: number; leftInFlight: boolean }> {
 		let watch: { sign?: string; since?: number } | undefined;
 		const { clock } = this.process;
-		let delay = flightTiming.pollMinMs;
+		const { pollMinMs, pollMaxMs } = this.process.timing.flight;
+		let delay = pollMinMs;
 		for (;;) {
 			const sentAt = clock.now();
-			const expireFlight =
-				watch?.since !== undefined && sentAt - watch.since >= this.settings.flightWaitMs;
+			const expireFlight = watch?.since !== undefined && sentAt - watch.since >= this.flightWaitMs;
 			const store = this.store();
 			let leftInFlight = false;
 			const answer = await store.claim(this.row, key, {
@@ -289,7 +293,7 @@ export class IdempotencyKeys {
 				if (!answer.same) watch = { sign: answer.flight, since: clock.now() };
 			} else return { answer, sentAt, leftInFlight };
 			await clock.sleep(delay + Math.floor(clock.random() * delay));
-			delay = Math.min(delay * 2, flightTiming.pollMaxMs);
+			delay = Math.min(delay * 2, pollMaxMs);
 		}
 	}
 

@@ -2,6 +2,7 @@ import type { IDeduplicationOutput, IExecuteFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
 import { asLockError, conflictMessage, isPrimaryKeyCollision, LockError } from './lockErrors';
+import { KEYS_TIMING, type LockTiming } from './timing';
 
 /**
  * A mutex across n8n processes on the workflow's row of n8n's processed-data store (scope "workflow", context
@@ -38,45 +39,6 @@ export const systemClock: Clock = {
 	now: () => performance.now(),
 	sleep: async (ms) => await sleep(ms),
 	random: () => Math.random(),
-};
-
-/** The limits of a hold and of a wait (tests shorten them). */
-export const lockTiming = {
-	/**
-	 * A waiter that has watched one lock unchanged this long marks it (a random entry of its own in the row): a hold
-	 * usually ends well within it, and a mark is a write.
-	 */
-	markAfterMs: 8_000,
-	/**
-	 * A waiter that has watched one lock, marked, unchanged this long since the mark breaks it: its holder died (or
-	 * hangs).
-	 */
-	leaseMs: 60_000,
-	/**
-	 * A holder writes only this long after it sent its taking (the INSERT, or a take-over's write, whose grace takes
-	 * graceMs of it); the rest of the lease and the next taker's grace cover a slow query.
-	 */
-	writeMs: 45_000,
-	/** A holder deletes its lock only this long after its taking; past it, the lock is left to the waiters' lease. */
-	releaseMs: 55_000,
-	/** Looks further apart than this (a paused waiter) do not count as watching: the watch starts again. */
-	gapMs: 2_000,
-	/**
-	 * How long a process that took the lock by a plain write (a take-over, an empty row) waits before it checks
-	 * that the lock is its own: another taker's write of the same moment has landed by then, though n8n's store
-	 * reads the row and writes it back in two queries, the second waiting up to 20 s for a pool connection.
-	 */
-	graceMs: 25_000,
-	/** A taker waits up to this long (at random) and looks again, so that two waiters rarely take over at once. */
-	breakJitterMs: 1_000,
-	/** How long a claim waits for the lock before its item fails with nothing sent. */
-	maxWaitMs: 90_000,
-	/**
-	 * Polling interval bounds (with jitter). A hold takes a few round trips to the database: a waiter that looks
-	 * every 50 ms at most takes the lock soon after it is given back (one small read of the lock's row a look).
-	 */
-	pollMinMs: 5,
-	pollMaxMs: 50,
 };
 
 const LOCK = 'invoice-service idempotency lock';
@@ -131,6 +93,7 @@ export class RowLock {
 		private readonly clock: Clock = systemClock,
 		/** This process's turns at each workflow's lock (the simulation gives each of its processes its own). */
 		private readonly turns: Map<string, Promise<void>> = local,
+		private readonly timing: LockTiming = KEYS_TIMING.lock,
 	) {}
 
 	/**
@@ -153,10 +116,10 @@ export class RowLock {
 			const acquiredAt = await this.acquire(prepare);
 			try {
 				return await work(() => {
-					if (this.clock.now() - acquiredAt >= lockTiming.writeMs) {
+					if (this.clock.now() - acquiredAt >= this.timing.writeMs) {
 						throw new LockError(
 							'busy',
-							`n8n's database was too slow: the Idempotency Key lock was held past ${lockTiming.writeMs / 1000} s, and is not written in after that`,
+							`n8n's database was too slow: the Idempotency Key lock was held past ${this.timing.writeMs / 1000} s, and is not written in after that`,
 						);
 					}
 				});
@@ -172,7 +135,7 @@ export class RowLock {
 	/** Takes the lock (and runs `prepare` once it is taken); the time its taking was sent. */
 	private async acquire(prepare: () => Promise<unknown>): Promise<number> {
 		const started = this.clock.now();
-		let delay = lockTiming.pollMinMs;
+		let delay = this.timing.pollMinMs;
 		let watch: Watch | undefined;
 		for (;;) {
 			const count = await this.count();
@@ -181,14 +144,14 @@ export class RowLock {
 			// (another waiter's mark, or a taker's identity: a new hold) starts the lease again from when it was seen;
 			// the marker stays, so that waiters' marks do not wipe out each other's, and while it is there the row has
 			// not been deleted since it was marked.
-			if (!watch || watch.count !== count || now - watch.last > lockTiming.gapMs) {
+			if (!watch || watch.count !== count || now - watch.last > this.timing.gapMs) {
 				watch = { count, since: now, last: now, marker: watch?.marker };
 			}
 			watch.last = now;
 			let taken: number | undefined;
 			// The count alone cannot tell two holds in a row apart (issue 42): the lease counts from the waiter's mark.
 			if (count === 0) taken = await this.taken(prepare, () => this.tryInsert());
-			else if (!watch.marker && now - watch.since >= lockTiming.markAfterMs) {
+			else if (!watch.marker && now - watch.since >= this.timing.markAfterMs) {
 				const marked = await this.mark();
 				if (marked === 'no lock') {
 					taken = await this.taken(prepare, () => this.takeOver(count));
@@ -197,20 +160,20 @@ export class RowLock {
 					const at = this.clock.now();
 					watch = { count: count + marked.added, since: at, last: at, marker: marked.marker };
 				} else watch = undefined;
-			} else if (watch.marker && now - watch.since >= lockTiming.leaseMs) {
+			} else if (watch.marker && now - watch.since >= this.timing.leaseMs) {
 				const marker = watch.marker;
 				taken = await this.taken(prepare, () => this.takeOver(count, marker));
 				watch = undefined;
 			}
 			if (taken !== undefined) return taken;
-			if (this.clock.now() - started > lockTiming.maxWaitMs) {
+			if (this.clock.now() - started > this.timing.maxWaitMs) {
 				throw new LockError(
 					'busy',
 					`The Idempotency Key lock of this workflow in n8n's database stayed taken for ${Math.round((this.clock.now() - started) / 1000)} s`,
 				);
 			}
 			await this.clock.sleep(delay + Math.floor(this.clock.random() * delay));
-			delay = Math.min(delay * 2, lockTiming.pollMaxMs);
+			delay = Math.min(delay * 2, this.timing.pollMaxMs);
 		}
 	}
 
@@ -234,7 +197,7 @@ export class RowLock {
 			}
 			// Not this process's alone for certain (another may have written the same row at the same time): held
 			// only if, after the grace, the row holds its identity and nothing more than its own write added.
-			await this.clock.sleep(lockTiming.graceMs);
+			await this.clock.sleep(this.timing.graceMs);
 			if (!(await this.stillMine(taking.identity, taking.expected))) return undefined;
 			held = true;
 			await prepare();
@@ -303,7 +266,7 @@ export class RowLock {
 	 * lock of this package writes is another node's: left as it was, and refused.
 	 */
 	private async takeOver(watched: number, marker?: string[]): Promise<Taking | undefined> {
-		await this.clock.sleep(Math.floor(this.clock.random() * lockTiming.breakJitterMs));
+		await this.clock.sleep(Math.floor(this.clock.random() * this.timing.breakJitterMs));
 		if ((await this.count()) !== watched) return undefined;
 		if (marker !== undefined) {
 			// Deleted and taken again since the mark (the check then added the marker to the new lock, or inserted a
@@ -374,7 +337,7 @@ export class RowLock {
 	 * could land after a waiter broke the lock and another process took it.
 	 */
 	private async release(acquiredAt: number): Promise<void> {
-		if (this.clock.now() - acquiredAt >= lockTiming.releaseMs) return;
+		if (this.clock.now() - acquiredAt >= this.timing.releaseMs) return;
 		// The work is done and written: a lock that cannot be deleted is broken by a waiter when its lease ends.
 		await this.helpers.clearAllProcessedItems('workflow', ENTRIES).catch(() => undefined);
 	}

@@ -13,17 +13,6 @@ export const CLAIM_AHEAD_MIN = 20;
 export const CLAIM_AHEAD_MAX = 1000;
 /** The share of History Size one run may claim ahead. */
 const AHEAD_SHARE = 8;
-/** How long keys claimed ahead are held without their item's turn (tests shorten them). */
-export const aheadTiming = {
-	/**
-	 * A key claimed ahead whose item's turn has not come within this time is given back (the item claims it again
-	 * at its turn): another process waiting for it waits at least 30 s (flightTiming.marginMs), and must find it
-	 * sent or free, not held for items stuck behind a slow service.
-	 */
-	heldMs: 10_000,
-	/** How often the keys claimed ahead are looked at for one held too long. */
-	checkMs: 1_000,
-};
 /**
  * Created keys are marked together: with the next claims ahead, when half a window of them waits, or this long
  * after the first one (whichever comes first), and at the end of the run. A key of this run waited for by a later
@@ -222,7 +211,7 @@ export class RunClaims {
 	}
 
 	/**
-	 * While keys are claimed ahead, gives back those held longer than aheadTiming.heldMs without their item's turn
+	 * While keys are claimed ahead, gives back those held longer than `heldMs` (timing.ts) without their item's turn
 	 * coming (the run stalled behind a slow service): their items claim them again at their turn.
 	 */
 	private async heldTooLong(): Promise<void> {
@@ -230,11 +219,11 @@ export class RunClaims {
 		this.watchingHeld = true;
 		try {
 			while (this.claimedAhead.size > 0) {
-				await this.keys.clock.sleep(aheadTiming.checkMs);
+				await this.keys.clock.sleep(this.keys.timing.ahead.checkMs);
 				const now = this.keys.clock.now();
 				// In the order they were claimed: the oldest first.
 				for (const [index, ahead] of this.claimedAhead) {
-					if (now - ahead.at < aheadTiming.heldMs) break;
+					if (now - ahead.at < this.keys.timing.ahead.heldMs) break;
 					this.claimedAhead.delete(index);
 					const back = this.giveBack(index, ahead);
 					// A failed claim's error is its item's, at its turn (claim()).
