@@ -62,14 +62,14 @@ describe("a delivery waiting for its key in flight in another process (issue 42'
 		const { waiterContext, holder, row, stateOf, pauseWaiter } = setUp();
 		const request = { codes: [], expireFlight: false };
 		// The other process claims the key (flight A).
-		await expect(holder.claim(row, 'K', request)).resolves.toBe('new');
+		await expect(holder.check(row, 'K', request)).resolves.toBe('new');
 		const keys = waiterKeys(waiterContext, 1000);
 		const waited = keys.claim('K', 0, { resendCodes: [] });
 		await sleep(700);
 		// Between two of the waiter's looks: flight A is given back, and another delivery claims the key (flight B).
 		const resume = await pauseWaiter();
 		await holder.settle(row, 'K', 'released');
-		await expect(holder.claim(row, 'K', request)).resolves.toBe('new');
+		await expect(holder.check(row, 'K', request)).resolves.toBe('new');
 		const claimedB = performance.now();
 		resume();
 		// Flight B is created 500 ms after its claim (within the wait, and well within half the margin: its mark
@@ -89,7 +89,7 @@ describe("a holder's outcome sent after another process may have given up on its
 	it('is not written: the key, given up on, taken over with its resend code and created meanwhile, stays created', async () => {
 		const { waiterContext, holder, row, stateOf } = setUp();
 		// The other process claims the key (flight A), and its create is refused for certain much later.
-		await expect(holder.claim(row, 'K', { codes: [], expireFlight: false })).resolves.toBe('new');
+		await expect(holder.check(row, 'K', { codes: [], expireFlight: false })).resolves.toBe('new');
 		const claimedA = performance.now();
 		const keys = waiterKeys(waiterContext, 300);
 		// A delivery here gives up on flight A (unknown, with a resend code); its user checks the service and enters

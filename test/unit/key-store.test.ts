@@ -81,7 +81,7 @@ const request = { codes: [], expireFlight: false };
 describe('one batch of claims and outcomes', () => {
 	it('a created mark made soon after its claim writes one removal, no check; a late one checks its claim in first', async () => {
 		const { store, row, stateOf, nodeWrites } = setUp();
-		await expect(store.claim(row, 'A', request)).resolves.toBe('new');
+		await expect(store.check(row, 'A', request)).resolves.toBe('new');
 		nodeWrites.length = 0;
 		// Its claim was sent a moment ago: nobody can have given up waiting for it.
 		await store.settle(row, 'A', 'created', undefined, {
@@ -91,7 +91,7 @@ describe('one batch of claims and outcomes', () => {
 		expect(nodeWrites).toEqual(['removeProcessed']);
 		expect(stateOf('A')).toBe('created');
 		// Marked late (by default): its claim is checked in again, then `open:` taken out.
-		await expect(store.claim(row, 'B', request)).resolves.toBe('new');
+		await expect(store.check(row, 'B', request)).resolves.toBe('new');
 		nodeWrites.length = 0;
 		await store.settle(row, 'B', 'created');
 		expect(nodeWrites).toEqual(['checkProcessedAndRecord', 'removeProcessed']);
@@ -100,10 +100,10 @@ describe('one batch of claims and outcomes', () => {
 
 	it("issue 34: claims batched with a late created mark, their check lost after its commit: the claims' entries are taken out again (nothing left in flight), the key stays created", async () => {
 		const { store, row, stateOf, failNext } = setUp();
-		await expect(store.claim(row, 'A', request)).resolves.toBe('new');
+		await expect(store.check(row, 'A', request)).resolves.toBe('new');
 		failNext({ at: 1, when: 'after' });
 		// Handed over together: one batch (a late mark checks A's claim in again).
-		const claimB = store.claim(row, 'B', request);
+		const claimB = store.check(row, 'B', request);
 		const markA = store.settle(row, 'A', 'created');
 		await expect(claimB).rejects.toThrow(/Connection terminated/);
 		await expect(markA).resolves.toBeUndefined();
@@ -113,9 +113,9 @@ describe('one batch of claims and outcomes', () => {
 
 	it("the outcomes' check lost before its commit: the claims of the batch are answered; the created mark fails and its key stays in flight (never absent)", async () => {
 		const { store, row, stateOf, failNext } = setUp();
-		await expect(store.claim(row, 'A', request)).resolves.toBe('new');
+		await expect(store.check(row, 'A', request)).resolves.toBe('new');
 		failNext({ at: 2, when: 'before' });
-		const claimB = store.claim(row, 'B', request);
+		const claimB = store.check(row, 'B', request);
 		const markA = store.settle(row, 'A', 'created');
 		await expect(claimB).resolves.toBe('new');
 		await expect(markA).rejects.toThrow(/Connection terminated/);
@@ -127,14 +127,14 @@ describe('one batch of claims and outcomes', () => {
 		const { store, row, stateOf, failRemovals, hasCode } = setUp();
 		const withCode = { codes: ['X2345678'], expireFlight: false };
 		// A unknown with code X2345678; B new.
-		await expect(store.claim(row, 'A', request)).resolves.toBe('new');
+		await expect(store.check(row, 'A', request)).resolves.toBe('new');
 		await store.settle(row, 'A', 'unknown', 'X2345678');
 		// A taken over with its code, B claimed while that code is listed: the removal of the codes' entries fails
 		// every time (3 tries). The answers stand, and the entries are still there.
 		failRemovals(3);
 		const [takeA, claimB] = await Promise.all([
-			store.claim(row, 'A', withCode),
-			store.claim(row, 'B', withCode),
+			store.check(row, 'A', withCode),
+			store.check(row, 'B', withCode),
 		]);
 		expect(takeA).toEqual({ taken: 'X2345678' });
 		expect(claimB).toBe('new');
@@ -149,18 +149,18 @@ describe('one batch of claims and outcomes', () => {
 		expect(hasCode('X2345678', 'B')).toBe(false);
 		expect([stateOf('A'), stateOf('B')]).toEqual(['unknown', 'unknown']);
 		// The old code, still in the option, sends neither again: only the new codes would.
-		await expect(store.claim(row, 'A', withCode)).resolves.toBe('unknown');
-		await expect(store.claim(row, 'B', withCode)).resolves.toBe('unknown');
+		await expect(store.check(row, 'A', withCode)).resolves.toBe('unknown');
+		await expect(store.check(row, 'B', withCode)).resolves.toBe('unknown');
 	});
 
 	it('a resend code whose entry a failed removal left in cannot take its key over again once the key is unknown anew, in a process that does not know it was left in', async () => {
 		const { store, row, stateOf, failRemovals, hasCode } = setUp();
 		const withX = { codes: ['X2345678'], expireFlight: false };
-		await expect(store.claim(row, 'A', request)).resolves.toBe('new');
+		await expect(store.check(row, 'A', request)).resolves.toBe('new');
 		await store.settle(row, 'A', 'unknown', 'X2345678');
 		// Taken over with X (resent); the removal of X's entry fails every time: it stays in the row.
 		failRemovals(3);
-		await expect(store.claim(row, 'A', withX)).resolves.toEqual({ taken: 'X2345678' });
+		await expect(store.check(row, 'A', withX)).resolves.toEqual({ taken: 'X2345678' });
 		expect(hasCode('X2345678', 'A')).toBe(true);
 		// Another process (its own left-over entries: none) makes the key unknown again, with code Y.
 		const elsewhere: NodeRow = { ...row, codesLeftIn: new Map() };
@@ -168,21 +168,21 @@ describe('one batch of claims and outcomes', () => {
 		expect(hasCode('X2345678', 'A')).toBe(true);
 		expect(stateOf('A')).toBe('unknown');
 		// X, used once, does not send A again (before: taken over, a second create); Y does.
-		await expect(store.claim(elsewhere, 'A', withX)).resolves.toBe('unknown');
+		await expect(store.check(elsewhere, 'A', withX)).resolves.toBe('unknown');
 		await expect(
-			store.claim(elsewhere, 'A', { codes: ['Y2345678'], expireFlight: false }),
+			store.check(elsewhere, 'A', { codes: ['Y2345678'], expireFlight: false }),
 		).resolves.toEqual({ taken: 'Y2345678' });
 	});
 
 	it("a claims' check mixing held and new entries, lost after its commit: its keys stay as it left them, but the listed codes' entries go (left in, one would pass for a code issued for its key)", async () => {
 		const { store, row, stateOf, failNext, hasCode } = setUp();
-		await expect(store.claim(row, 'A', request)).resolves.toBe('new');
+		await expect(store.check(row, 'A', request)).resolves.toBe('new');
 		await store.settle(row, 'A', 'created');
 		failNext({ at: 1, when: 'after' });
 		const withCode = { codes: ['X2345678'], expireFlight: false };
 		const [claimA, claimB] = await Promise.allSettled([
-			store.claim(row, 'A', withCode),
-			store.claim(row, 'B', withCode),
+			store.check(row, 'A', withCode),
+			store.check(row, 'B', withCode),
 		]);
 		expect([claimA.status, claimB.status]).toEqual(['rejected', 'rejected']);
 		expect(String((claimB as PromiseRejectedResult).reason)).toMatch(
@@ -195,9 +195,9 @@ describe('one batch of claims and outcomes', () => {
 
 	it("a give-up keeps its code though an earlier look's removal of it failed: the code its error tells is in the row", async () => {
 		const { store, row, stateOf, failRemovals, hasCode } = setUp();
-		await expect(store.claim(row, 'A', request)).resolves.toBe('new');
+		await expect(store.check(row, 'A', request)).resolves.toBe('new');
 		const look = async (sign?: string) =>
-			await store.claim(row, 'A', {
+			await store.check(row, 'A', {
 				codes: [],
 				watch: { sign },
 				expireFlight: true,
@@ -220,19 +220,19 @@ describe('one batch of claims and outcomes', () => {
 
 	it('a claim found created whose removal failed says so before its answer (its key looks in flight); one whose removal went through does not', async () => {
 		const { store, row, stateOf, failRemovals } = setUp();
-		await expect(store.claim(row, 'A', request)).resolves.toBe('new');
+		await expect(store.check(row, 'A', request)).resolves.toBe('new');
 		await store.settle(row, 'A', 'created', undefined, {
 			noExpiryBefore: Number.POSITIVE_INFINITY,
 			lateAfter: Number.POSITIVE_INFINITY,
 		});
 		const said: string[] = [];
 		await expect(
-			store.claim(row, 'A', { ...request, onLeftInFlight: () => said.push('A once') }),
+			store.check(row, 'A', { ...request, onLeftInFlight: () => said.push('A once') }),
 		).resolves.toBe('created');
 		expect(said).toEqual([]);
 		failRemovals(3);
 		await expect(
-			store.claim(row, 'A', { ...request, onLeftInFlight: () => said.push('A twice') }),
+			store.check(row, 'A', { ...request, onLeftInFlight: () => said.push('A twice') }),
 		).resolves.toBe('created');
 		expect(said).toEqual(['A twice']);
 		expect(stateOf('A')).toBe('flight');
@@ -275,7 +275,7 @@ describe("a holder's last writes (issue 42's defect 2)", () => {
 		model.rows.set(NODE_ROW, { mode: 'entries', data: [hashOf('claim:A')] });
 		const said: string[] = [];
 		await expect(
-			store.claim(row, 'A', { ...request, onLeftInFlight: () => said.push('left in flight') }),
+			store.check(row, 'A', { ...request, onLeftInFlight: () => said.push('left in flight') }),
 		).resolves.toBe('created');
 		expect(said).toEqual(['left in flight']);
 		expect(sentAt.length).toBeGreaterThan(0);

@@ -43,7 +43,7 @@ async function setUp() {
 		otherStore: dead,
 		otherRow: row,
 	} = keyedNodeOver(model, WORKFLOW, NODE_ID, 'run');
-	await expect(dead.claim(row, 'K', { codes: [], expireFlight: false })).resolves.toBe('new');
+	await expect(dead.check(row, 'K', { codes: [], expireFlight: false })).resolves.toBe('new');
 	const claims = claimsOf(context, ['A', 'K']);
 	const codeHeld = (code: string) => {
 		const data = model.rows.get(NODE_ROW)?.data;
@@ -55,12 +55,12 @@ async function setUp() {
 describe("a key claimed ahead that another process held past the wait (issue 42's defect 3)", () => {
 	it("given back for its item's slow turn, its give-up and resend code reach the item at its turn", async () => {
 		const { claims, codeHeld } = await setUp();
-		const first = await claims.claim(0);
+		const first = await claims.take(0);
 		expect(first.found.state).toBe('new');
 		// Item 0's create takes 1.5 s: K, claimed ahead, is held past heldMs without its turn (given back then),
 		// and its claim gives up on the dead process's flight meanwhile (unknown, with a resend code of its own).
 		await sleep(1500);
-		const second = await claims.claim(1);
+		const second = await claims.take(1);
 		expect(second.found).toMatchObject({ state: 'unknown', code: expect.any(String) });
 		const { code } = second.found as { code: string };
 		expect(codeHeld(code)).toBe(true);
@@ -70,7 +70,7 @@ describe("a key claimed ahead that another process held past the wait (issue 42'
 
 	it("never reached (the run stopped first), its give-up and resend code go to the run's warnings", async () => {
 		const { claims, codeHeld } = await setUp();
-		const first = await claims.claim(0);
+		const first = await claims.take(0);
 		expect(first.found.state).toBe('new');
 		// The run stops at item 0 (its create failed for certain, its key given back at once): item 1 never has its
 		// turn, and its claim ahead gives up on the dead process's flight meanwhile.
@@ -104,9 +104,9 @@ describe("a key claimed ahead whose claim failed in n8n's database", () => {
 		const claims = claimsOf(context, ['A', 'B']);
 		// A and B are claimed in one check, which fails: item 0 fails at once; B, claimed ahead, is given back while
 		// item 0's turn goes on.
-		await expect(claims.claim(0)).rejects.toThrow(/could not check the Idempotency Key/);
+		await expect(claims.take(0)).rejects.toThrow(/could not check the Idempotency Key/);
 		await sleep(400);
-		await expect(claims.claim(1)).rejects.toThrow(/could not check the Idempotency Key/);
+		await expect(claims.take(1)).rejects.toThrow(/could not check the Idempotency Key/);
 		await expect(claims.written()).resolves.toMatchObject({ expiredUnsent: [] });
 	});
 });

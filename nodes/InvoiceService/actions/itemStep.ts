@@ -75,7 +75,7 @@ export class ItemStep {
 					!recalled || ('unknown' in recalled && runOptions.resendCodes.includes(recalled.code))
 				);
 			},
-			keyOf: (index) => this.keyOf(index),
+			keyOf: (index) => this.itemKey(index),
 		});
 	}
 
@@ -104,7 +104,7 @@ export class ItemStep {
 			counts.rebuilt++;
 			return { output: await this.outputOf(prepared, recalled.created, itemIndex) };
 		}
-		const claimed = await this.claim(itemIndex);
+		const claimed = await this.keyState(itemIndex);
 		if (claimed && 'alreadyCreated' in claimed) return claimed;
 		// Sent again: its code was listed (for its record, or for its key, left unknown by another execution).
 		const code = resending ?? claimed?.resent;
@@ -185,23 +185,23 @@ export class ItemStep {
 	 * The item's Idempotency Key (or its retry key); undefined without keys. Throws FieldError for a blank key:
 	 * the option is set, and a blank key must not turn the check off unseen.
 	 */
-	private keyOf(itemIndex: number): string {
+	private itemKey(itemIndex: number): string {
 		const { keys, retryFamily } = this.run;
 		if (retryFamily !== undefined) return `retry ${retryFamily} ${itemIndex}`;
 		if (!keys) throw new Error('No Idempotency Keys in this run');
 		const value = itemParameter(this.context, 'options.idempotencyKey', itemIndex, '');
-		return keys.keyOf(value, () => keyParameter(this.context));
+		return keys.readKey(value, () => keyParameter(this.context));
 	}
 
 	/** The item's key, claimed: undefined without a key; Already Created when it created the record before. */
-	private async claim(
+	private async keyState(
 		itemIndex: number,
 	): Promise<
 		{ claim: Claim; resent?: string } | { alreadyCreated: INodeExecutionData } | undefined
 	> {
 		const { counts } = this.run;
 		if (!this.claims) return undefined;
-		const { key, found } = await this.claims.claim(itemIndex);
+		const { key, found } = await this.claims.take(itemIndex);
 		const byAnotherRetry = this.run.retryFamily !== undefined;
 		if (found.state === 'created' && byAnotherRetry) {
 			// Done by another retry, whose execution holds the output: failed without a request, the others go on.

@@ -179,7 +179,7 @@ export class IdempotencyKeys {
 	 * An item's key from its Idempotency Key value (`rawOf`: the parameter as written, for a message). Throws
 	 * FieldError for a blank value (it would turn the check off) and for one that is not text or a number.
 	 */
-	keyOf(value: unknown, rawOf: () => unknown): string {
+	readKey(value: unknown, rawOf: () => unknown): string {
 		return requireIdempotencyKey(value, rawOf, this.settings.keyField);
 	}
 
@@ -280,7 +280,7 @@ export class IdempotencyKeys {
 			const expireFlight = watch?.since !== undefined && sentAt - watch.since >= this.flightWaitMs;
 			const store = this.store();
 			let leftInFlight = false;
-			const answer = await store.claim(this.row, key, {
+			const answer = await store.check(this.row, key, {
 				codes,
 				...(watch ? { watch: { sign: watch.sign } } : {}),
 				expireFlight,

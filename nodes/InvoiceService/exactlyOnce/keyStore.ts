@@ -129,7 +129,8 @@ export class KeyStore {
 		private readonly clock: Pick<Clock, 'now'> = systemClock,
 	) {}
 
-	async claim(row: NodeRow, key: string, request: ClaimRequest): Promise<ClaimAnswer> {
+	/** A claim's check of its key in the node's row, written with the next batch: the key's state it found. */
+	async check(row: NodeRow, key: string, request: ClaimRequest): Promise<ClaimAnswer> {
 		return await new Promise<ClaimAnswer>((resolve, reject) => {
 			this.claims.push({ row, key, ...request, resolve, reject });
 			void this.write();

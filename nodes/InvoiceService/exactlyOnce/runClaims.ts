@@ -100,8 +100,8 @@ export class RunClaims {
 		private readonly items: RunItems,
 	) {}
 
-	/** The item's key and what its claim found (claimed ahead with the next items when it is not yet). */
-	async claim(itemIndex: number): Promise<ClaimedFound> {
+	/** At the item's turn: its key and what its claim found (claimed ahead with the next items when not yet). */
+	async take(itemIndex: number): Promise<ClaimedFound> {
 		if (this.turns++ === 0) this.firstTurnAt = this.keys.clock.now();
 		this.claimAhead(itemIndex);
 		const ahead = this.claimedAhead.get(itemIndex);

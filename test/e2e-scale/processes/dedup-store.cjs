@@ -127,7 +127,7 @@ async function claim(helper, { keys, workflowId, nodeId, code, barrier, withoutL
 	const answers = await Promise.all(
 		keys.map(async (key) => {
 			const t = Date.now();
-			const answer = await store.claim(row, key, request);
+			const answer = await store.check(row, key, request);
 			if (answer === 'new') await store.settle(row, key, 'created');
 			return { key, answer, ms: Date.now() - t };
 		}),
