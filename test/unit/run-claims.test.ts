@@ -110,3 +110,33 @@ describe("a key claimed ahead whose claim failed in n8n's database", () => {
 		await expect(claims.written()).resolves.toMatchObject({ expiredUnsent: [] });
 	});
 });
+
+describe('a key claimed ahead, never reached, whose check failed after writing', () => {
+	it("may now look in flight: the run's warnings name its item (else a later delivery is told unknown with no word why, seed 11980)", async () => {
+		let failAfterCommit = false;
+		const model = new StoreModel({
+			afterQuery: async (query) => {
+				if (
+					failAfterCommit &&
+					query.row === NODE_ROW &&
+					query.helper === 'checkProcessedAndRecord' &&
+					query.step !== 'select'
+				) {
+					failAfterCommit = false;
+					throw new Error('Connection terminated unexpectedly');
+				}
+			},
+		});
+		const { context, otherStore, otherRow } = keyedNodeOver(model, WORKFLOW, NODE_ID, 'run');
+		// B was created by another execution: the run's one check of A and B mixes held and new entries.
+		await expect(otherStore.check(otherRow, 'B', { codes: [], expireFlight: false })).resolves.toBe(
+			'new',
+		);
+		await otherStore.settle(otherRow, 'B', 'created');
+		failAfterCommit = true;
+		const claims = claimsOf(context, ['A', 'B']);
+		await expect(claims.take(0)).rejects.toThrow(/could not check the Idempotency Key/);
+		// The run stops at item 0: item 1's turn never comes.
+		await expect(claims.written()).resolves.toMatchObject({ leftInFlight: [1] });
+	});
+});

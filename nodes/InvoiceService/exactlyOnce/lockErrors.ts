@@ -25,6 +25,15 @@ export const TOO_LATE =
 export const isTooLate = (error: unknown): boolean =>
 	error instanceof LockError && error.message === TOO_LATE;
 
+/** A claims' check that failed after writing, its new entries not told from the held ones (rowBatch.ts, undo). */
+export const CHECK_LEFT_IN_FLIGHT =
+	"n8n's database failed while recording Idempotency Keys, after writing them, and which of them were new cannot be told: this item's key may now look in flight, so a later delivery of its event waits Max Retry Wait + Timeout + 30 s, then fails as an unknown outcome with a resend code (nothing was sent for this item: if the service has no record of it, enter that code)";
+
+/** Whether an item's error (storeItemError) says its key may now look in flight. */
+export const saysLeftInFlight = (error: unknown): boolean =>
+	error instanceof NodeOperationError &&
+	String(error.description ?? '').includes(CHECK_LEFT_IN_FLIGHT);
+
 /** A failed store call counts as a lost first-INSERT race only for the primary-key error (PostgreSQL, SQLite). */
 export function isPrimaryKeyCollision(error: unknown): boolean {
 	const { code, message, driverError } = (error ?? {}) as {

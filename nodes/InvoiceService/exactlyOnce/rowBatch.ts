@@ -2,7 +2,7 @@ import type { IDeduplicationOutput } from 'n8n-workflow';
 
 import type { ClaimAnswer, ClaimOp, NodeRow, Outcome, OutcomeOp, RowBatch } from './keyStore';
 import { endEntries, endMarksToRemove, signOf, watchedEntry } from './flightWatch';
-import { asLockError, LockError, TOO_LATE } from './lockErrors';
+import { asLockError, CHECK_LEFT_IN_FLIGHT, LockError, TOO_LATE } from './lockErrors';
 import type { Clock } from './rowLock';
 
 /**
@@ -325,10 +325,7 @@ async function undo(
 	const codes = claimEntries.filter((entry) => entry.startsWith(CODE));
 	if (after !== undefined && codes.length > 0)
 		await removeWithRetries(row, () => codes, stillHeld).catch(() => undefined);
-	throw new LockError(
-		'store',
-		"n8n's database failed while recording Idempotency Keys, after writing them, and which of them were new cannot be told: this item's key may now look in flight, so a later delivery of its event waits Max Retry Wait + Timeout + 30 s, then fails as an unknown outcome with a resend code (nothing was sent for this item: if the service has no record of it, enter that code)",
-	);
+	throw new LockError('store', CHECK_LEFT_IN_FLIGHT);
 }
 
 export async function count(row: NodeRow): Promise<number> {

@@ -1,4 +1,5 @@
 import type { Claim, ClaimResult, IdempotencyKeys } from './idempotencyKeys';
+import { saysLeftInFlight } from './lockErrors';
 
 /**
  * A run's Idempotency Keys, claimed ahead of the items being sent and marked created in batches: a run's claims go
@@ -37,8 +38,8 @@ export interface KeysNotWritten {
 	/** Not sent (or claimed and not used), but their key could not be given back. */
 	notGivenBack: number[];
 	/**
-	 * Found created or unknown, and so not sent, but what their claim's check added could not be taken out again:
-	 * their key looks in flight (a later delivery waits, then fails as unknown).
+	 * Not sent (found created or unknown, or never reached), but what their claim's check added could not be taken
+	 * out again: their key looks in flight (a later delivery waits, then fails as unknown).
 	 */
 	leftInFlight: number[];
 	/**
@@ -136,10 +137,11 @@ export class RunClaims {
 	async turnOver(itemIndex: number): Promise<void> {
 		const ahead = this.claimedAhead.get(itemIndex);
 		this.claimedAhead.delete(itemIndex);
-		if (ahead) this.noteUnsent(itemIndex, await failedUnsaid(this.giveBack(itemIndex, ahead)));
+		if (ahead)
+			this.noteUnsent(itemIndex, await this.unsaid(itemIndex, this.giveBack(itemIndex, ahead)));
 		const kept = this.givenBack.get(itemIndex);
 		this.givenBack.delete(itemIndex);
-		if (kept) this.noteUnsent(itemIndex, await failedUnsaid(kept));
+		if (kept) this.noteUnsent(itemIndex, await this.unsaid(itemIndex, kept));
 	}
 
 	/** The run is over: every key it claimed is settled in n8n's database; what could not be, by item. */
@@ -152,10 +154,10 @@ export class RunClaims {
 		await Promise.all([
 			...this.settling,
 			...unused.map(async ([itemIndex, ahead]) =>
-				this.noteUnsent(itemIndex, await failedUnsaid(this.giveBack(itemIndex, ahead))),
+				this.noteUnsent(itemIndex, await this.unsaid(itemIndex, this.giveBack(itemIndex, ahead))),
 			),
 			...kept.map(async ([itemIndex, found]) =>
-				this.noteUnsent(itemIndex, await failedUnsaid(found)),
+				this.noteUnsent(itemIndex, await this.unsaid(itemIndex, found)),
 			),
 		]);
 		await this.keys.written();
@@ -261,6 +263,22 @@ export class RunClaims {
 	}
 
 	/**
+	 * What a key claimed ahead found, for an item whose turn is over or never comes: a failed claim is not its
+	 * item's error then (its turn failed already, or the run's stop names the items not sent), but one that may
+	 * have left the key looking in flight goes to the run's warnings (seed 11980: else a later delivery is told
+	 * "unknown" with no word why).
+	 */
+	private async unsaid(
+		itemIndex: number,
+		found: Promise<ClaimedFound | undefined>,
+	): Promise<ClaimedFound | undefined> {
+		return await found.catch((error: unknown) => {
+			if (saysLeftInFlight(error)) this.failed.leftInFlight.push(itemIndex);
+			return undefined;
+		});
+	}
+
+	/**
 	 * An item not sent whose claim ahead gave up waiting for another execution's flight: its key is now unknown with
 	 * a resend code nobody else was told, so the run's warnings name it.
 	 */
@@ -269,14 +287,4 @@ export class RunClaims {
 			this.failed.expiredUnsent.push({ itemIndex, code: kept.found.code });
 		}
 	}
-}
-
-/**
- * What a key claimed ahead found, for an item whose turn is over or never comes: a failed claim is not its item's
- * error then (its turn failed already, or the run's stop names the items not sent).
- */
-async function failedUnsaid(
-	found: Promise<ClaimedFound | undefined>,
-): Promise<ClaimedFound | undefined> {
-	return await found.catch(() => undefined);
 }

@@ -103,7 +103,7 @@ export function keyWarnings({
 			? `n8n's database could not give back the Idempotency Key of ${sorted(notGivenBack)} (nothing was created for them): a later delivery of those events waits for them, then fails as an unknown outcome. Check that n8n's database is reachable; then check the service (their records are not there) and resend them with the resend code their error gives.`
 			: '',
 		leftInFlight.length > 0
-			? `n8n's database could not take back what the claim of the Idempotency Key of ${sorted(leftInFlight)} added (not sent: found already created, or with an unknown outcome): their keys now look in flight, so a later delivery of those events waits for them, then fails as an unknown outcome, and is never sent twice. Check that n8n's database is reachable; what this run said of those items stays true (Already Created: the record exists; unknown: their error says what to do).`
+			? `n8n's database could not take back what the claim of the Idempotency Key of ${sorted(leftInFlight)} added (not sent: found already created, with an unknown outcome, or never reached): their keys now look in flight, so a later delivery of those events waits for them, then fails as an unknown outcome, and is never sent twice. Check that n8n's database is reachable; what this run said of those items stays true (Already Created: the record exists; unknown: their error says what to do).`
 			: '',
 		...expiredUnsent.map(
 			({ itemIndex, code }) =>
