@@ -26,7 +26,7 @@ const CHILD = path.join(__dirname, 'processes', 'dedup-store.cjs');
 function compileKeyCode(): string {
 	const dir = path.join(OUT, 'code');
 	fs.mkdirSync(dir, { recursive: true });
-	for (const name of ['lockErrors', 'rowLock', 'flightWatch', 'rowBatch', 'keyStore']) {
+	for (const name of ['lockErrors', 'timing', 'rowLock', 'flightWatch', 'rowBatch', 'keyStore']) {
 		const source = fs.readFileSync(
 			path.join(REPO_ROOT, 'nodes/InvoiceService/exactlyOnce', `${name}.ts`),
 			'utf8',
