@@ -260,4 +260,29 @@ describe("n8n's expression engine is not asked for a reference to the item's fie
 			evaluations.mockRestore();
 		}
 	});
+
+	it('an Idempotency Key that n8n evaluates: once an item, not once more for the run options', async () => {
+		const evaluations = jest.spyOn(Expression.prototype, 'resolveSimpleParameterValue');
+		const items = [0, 1, 2].map((n) => ({
+			key: `event-${n}`,
+			first: `F${n}`,
+			last: `L${n}`,
+			email: `p${n}@x.io`,
+		}));
+		const countFor = async (options: INodeParameters) => {
+			nock(ORIGIN).post(`${API}/create-customer`).times(3).reply(200, { id: 'cust_1' });
+			evaluations.mockClear();
+			const parameters = customerParameters({ options });
+			const run = await runInvoiceService({ parameters, items, nodeId: randomUUID() });
+			expect(run.error).toBeUndefined();
+			return evaluations.mock.calls.length;
+		};
+		try {
+			const without = await countFor({ timeout: 20_000 });
+			const keyed = await countFor({ timeout: 20_000, idempotencyKey: '={{ ($json.key) }}' });
+			expect(keyed - without).toBe(3);
+		} finally {
+			evaluations.mockRestore();
+		}
+	});
 });

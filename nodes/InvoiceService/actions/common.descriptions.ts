@@ -117,6 +117,9 @@ export function readNumberOption(
 	return value ?? option.default;
 }
 
+/** The Options the run options come from (none of them per item). */
+export const runOptionNames = runOptions.map((option) => option.name);
+
 /** The run options as the router uses them, from the Options collection (of the first item). Throws FieldError. */
 export function readRunOptions(options: IDataObject): RunOptions {
 	return {

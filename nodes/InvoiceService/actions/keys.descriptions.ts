@@ -7,6 +7,7 @@ import {
 	type NumberOption,
 	readNumberOption,
 	readRunOptions,
+	runOptionNames,
 } from './common.descriptions';
 
 /**
@@ -32,6 +33,9 @@ export const historySizeOption: NumberOption = {
 
 /** The options that make keys work, in the order the Options collection lists them. */
 export const idempotencyOptions: INodeProperties[] = [idempotencyKeyOption, historySizeOption];
+
+/** The Options the keys' settings come from: the run options' and History Size (never the per-item key). */
+export const keySettingNames = [...runOptionNames, historySizeOption.name];
 
 /** The keys' settings from the node's options (run-wide: the first item's). Throws FieldError. */
 export function readKeySettings(options: IDataObject): KeySettings {

@@ -1,4 +1,4 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { IdempotencyKeys, type KeySettings } from '../exactlyOnce/idempotencyKeys';
@@ -9,7 +9,8 @@ import { ServiceClient } from '../transport/request';
 import { readRunOptions } from './common.descriptions';
 import { asNodeError, errorItem } from './itemErrors';
 import { ItemStep, type RunTurns, type StepRun } from './itemStep';
-import { keysChecked, keysConfigured, readKeySettings } from './keys.descriptions';
+import { itemFields } from './itemParameter';
+import { keySettingNames, keysChecked, keysConfigured, readKeySettings } from './keys.descriptions';
 import { findOperation } from './resources';
 import { isToolRun } from './tool';
 
@@ -27,7 +28,9 @@ async function prepareRun(context: IExecuteFunctions, record: RunRecord): Promis
 		);
 	}
 	// Run-wide settings come from the first item: they shape the whole batch, not one request.
-	const options = context.getNodeParameter('options', 0, {}) as IDataObject;
+	// Only the run-wide fields are read: the Idempotency Key among them is an expression per item (evaluated at the
+	// item's turn), and n8n's expression engine costs about a millisecond a time (docs/performance.md).
+	const options = itemFields(context, 'options', 0, keySettingNames);
 	const runOptions = readRunOptions(options);
 	// Read in every run, keys or not: a wrong History Size fails the run, rather than being ignored until a
 	// retried execution needs it (and then turning its retry keys off).
