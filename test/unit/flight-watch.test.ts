@@ -2,6 +2,7 @@
 // query-by-query model of n8n's store: its give-up is tied to the flight it watched. The other process is a
 // KeyStore of its own (its own lock turns), on the same store.
 import { IdempotencyKeys } from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
+import { isTooLate } from '../../nodes/InvoiceService/exactlyOnce/lockErrors';
 import { KEYS_TIMING } from '../../nodes/InvoiceService/exactlyOnce/timing';
 import { keyedNodeOver, keysProcessWith } from '../support/keyed-node';
 import { hashOf, StoreModel } from '../support/store-model';
@@ -104,9 +105,17 @@ describe("a holder's outcome sent after another process may have given up on its
 		// Flight A's give-back, sent after its last safe moment (its flight wait less the query delay): refused.
 		const lateAfter = claimedA + 300 - LOOKS.queryDelayMs;
 		expect(performance.now()).toBeGreaterThan(lateAfter);
-		await expect(
-			holder.settle(row, 'K', 'released', undefined, { noExpiryBefore: claimedA, lateAfter }),
-		).rejects.toThrow(/too late to be written safely/);
+		const refused = await holder
+			.settle(row, 'K', 'released', undefined, { noExpiryBefore: claimedA, lateAfter })
+			.then(
+				() => undefined,
+				(error: unknown) => error,
+			);
+		expect(refused).toMatchObject({
+			message: expect.stringMatching(/too late to be written safely/),
+		});
+		// Known as certainly not written (the item's error tells the user which resend code to enter by it).
+		expect(isTooLate(refused)).toBe(true);
 		expect(stateOf('K')).toBe('created');
 		// Sent in time, the same give-back would have taken the created key out (what seeds 8435 and 9564 did).
 		await holder.settle(row, 'K', 'released');

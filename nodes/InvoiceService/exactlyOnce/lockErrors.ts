@@ -1,4 +1,4 @@
-import type { IExecuteFunctions } from 'n8n-workflow';
+import type { IExecuteFunctions, INode } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 import type { KeySettings } from './idempotencyKeys';
 
@@ -13,6 +13,11 @@ export class LockError extends Error {
 		readonly kind: 'busy' | 'conflict' | 'store',
 		message: string,
 		readonly cause?: unknown,
+		/**
+		 * What the failure is known to have left, for the item's error to tell (never read from the text):
+		 * `notWritten`, an outcome certainly not written; `inFlight`, keys that may now look in flight.
+		 */
+		readonly left?: 'notWritten' | 'inFlight',
 	) {
 		super(message);
 	}
@@ -22,17 +27,33 @@ export class LockError extends Error {
 export const TOO_LATE =
 	'it came too late to be written safely: another execution may have given up waiting for this key meanwhile, so the key was left in flight';
 
+export const tooLateError = (): LockError =>
+	new LockError('store', TOO_LATE, undefined, 'notWritten');
+
 export const isTooLate = (error: unknown): boolean =>
-	error instanceof LockError && error.message === TOO_LATE;
+	error instanceof LockError && error.left === 'notWritten';
 
 /** A claims' check that failed after writing, its new entries not told from the held ones (rowBatch.ts, undo). */
 export const CHECK_LEFT_IN_FLIGHT =
 	"n8n's database failed while recording Idempotency Keys, after writing them, and which of them were new cannot be told: this item's key may now look in flight, so a later delivery of its event waits Max Retry Wait + Timeout + 30 s, then fails as an unknown outcome with a resend code (nothing was sent for this item: if the service has no record of it, enter that code)";
 
-/** Whether an item's error (storeItemError) says its key may now look in flight. */
+export const leftInFlightError = (): LockError =>
+	new LockError('store', CHECK_LEFT_IN_FLIGHT, undefined, 'inFlight');
+
+/** An item's error from the store (storeItemError): whether it says its key may now look in flight. */
+export class StoreItemError extends NodeOperationError {
+	constructor(
+		node: INode,
+		message: string,
+		options: ConstructorParameters<typeof NodeOperationError>[2],
+		readonly leftInFlight: boolean,
+	) {
+		super(node, message, options);
+	}
+}
+
 export const saysLeftInFlight = (error: unknown): boolean =>
-	error instanceof NodeOperationError &&
-	String(error.description ?? '').includes(CHECK_LEFT_IN_FLIGHT);
+	error instanceof StoreItemError && error.leftInFlight;
 
 /** A failed store call counts as a lost first-INSERT race only for the primary-key error (PostgreSQL, SQLite). */
 export function isPrimaryKeyCollision(error: unknown): boolean {
@@ -81,7 +102,7 @@ export function storeItemError(
 	error: unknown,
 	itemIndex: number,
 	purpose: KeySettings['purpose'],
-): NodeOperationError {
+): StoreItemError {
 	const kind = error instanceof LockError ? error.kind : 'store';
 	const said =
 		error instanceof LockError ? error.message : String((error as Error)?.message ?? error);
@@ -105,8 +126,13 @@ export function storeItemError(
 		conflict:
 			'Another node (a Remove Duplicates node with Scope: Workflow) uses the same entry of the processed-data store: set its Scope to "Node" and run again.',
 	}[kind];
-	return new NodeOperationError(context.getNode(), message, {
-		itemIndex,
-		description: `Nothing was sent to the service for this item. n8n's database: ${said}${cause}. ${next}`,
-	});
+	return new StoreItemError(
+		context.getNode(),
+		message,
+		{
+			itemIndex,
+			description: `Nothing was sent to the service for this item. n8n's database: ${said}${cause}. ${next}`,
+		},
+		error instanceof LockError && error.left === 'inFlight',
+	);
 }

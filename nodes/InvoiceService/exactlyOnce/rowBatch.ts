@@ -2,7 +2,7 @@ import type { IDeduplicationOutput } from 'n8n-workflow';
 
 import type { ClaimAnswer, ClaimOp, NodeRow, Outcome, OutcomeOp, RowBatch } from './keyStore';
 import { endEntries, endMarksToRemove, signOf, watchedEntry } from './flightWatch';
-import { asLockError, CHECK_LEFT_IN_FLIGHT, LockError, TOO_LATE } from './lockErrors';
+import { asLockError, leftInFlightError, tooLateError } from './lockErrors';
 import type { Clock } from './rowLock';
 
 /**
@@ -172,7 +172,7 @@ export async function writeRow(
 		}
 		for (const op of outcomes) {
 			if (failure) op.reject(failure);
-			else if (late.has(op)) op.reject(new LockError('store', TOO_LATE));
+			else if (late.has(op)) op.reject(tooLateError());
 			else op.resolve();
 		}
 	} catch (error) {
@@ -325,7 +325,7 @@ async function undo(
 	const codes = claimEntries.filter((entry) => entry.startsWith(CODE));
 	if (after !== undefined && codes.length > 0)
 		await removeWithRetries(row, () => codes, stillHeld).catch(() => undefined);
-	throw new LockError('store', CHECK_LEFT_IN_FLIGHT);
+	throw leftInFlightError();
 }
 
 export async function count(row: NodeRow): Promise<number> {
