@@ -43,6 +43,15 @@ const values: Array<[string, unknown]> = [
 	['missing', undefined],
 ];
 
+/** Items whose key is there (`key`), from index `from` on. */
+const people = (count: number, from = 1): IDataObject[] =>
+	Array.from({ length: count }, (_, n) => ({
+		key: `event-${from + n}`,
+		first: `F${from + n}`,
+		last: `L${from + n}`,
+		email: `p${from + n}@x.io`,
+	}));
+
 const item = (value: unknown): IDataObject =>
 	value === undefined ? { other: 1 } : { v: value as IDataObject[string] };
 
@@ -263,12 +272,7 @@ describe("n8n's expression engine is not asked for a reference to the item's fie
 
 	it('an Idempotency Key that n8n evaluates: once an item, not once more for the run options', async () => {
 		const evaluations = jest.spyOn(Expression.prototype, 'resolveSimpleParameterValue');
-		const items = [0, 1, 2].map((n) => ({
-			key: `event-${n}`,
-			first: `F${n}`,
-			last: `L${n}`,
-			email: `p${n}@x.io`,
-		}));
+		const items = people(3, 0);
 		const countFor = async (options: INodeParameters) => {
 			nock(ORIGIN).post(`${API}/create-customer`).times(3).reply(200, { id: 'cust_1' });
 			evaluations.mockClear();
@@ -284,5 +288,22 @@ describe("n8n's expression engine is not asked for a reference to the item's fie
 		} finally {
 			evaluations.mockRestore();
 		}
+	});
+
+	it('a key expression that fails for one item fails that item alone; the others are sent', async () => {
+		const items = [{ first: 'F0', last: 'L0', email: 'p0@x.io' }, ...people(1)];
+		const sent = nock(ORIGIN).post(`${API}/create-customer`).reply(200, { id: 'cust_1' });
+		const run = await runInvoiceService({
+			parameters: customerParameters({
+				options: { idempotencyKey: '={{ $json.key.toUpperCase() }}' },
+			}),
+			items,
+			nodeId: randomUUID(),
+			onError: 'continueRegularOutput',
+		});
+		expect(sent.isDone()).toBe(true);
+		const [first, second] = run.outputs[0];
+		expect(first.json.error).toMatchObject({ message: expect.stringMatching(/toUpperCase/) });
+		expect(second.json).toMatchObject({ id: 'cust_1' });
 	});
 });
