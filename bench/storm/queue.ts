@@ -67,7 +67,13 @@ export async function withQueueMode(
 			async addWorker() {
 				const home = await createN8nHome(STORM_VERSION, tarball);
 				workerHomes.push(home);
-				workers.push(await startN8nWorker(home, { env, concurrency: WORKER_CONCURRENCY }));
+				// STORM_WORKER_NODE_OPTIONS: the workers' Node.js options, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` for
+				// where their CPU goes (bench/results-key-cost.md).
+				const nodeOptions = process.env.STORM_WORKER_NODE_OPTIONS;
+				const workerEnv = nodeOptions ? { ...env, NODE_OPTIONS: nodeOptions } : env;
+				workers.push(
+					await startN8nWorker(home, { env: workerEnv, concurrency: WORKER_CONCURRENCY }),
+				);
 				log(`worker ${workers.length} ready`);
 			},
 			processes() {
