@@ -395,7 +395,7 @@ export async function simulateCluster(
 	const diedWith = new Set<string>();
 	/** Resend codes users were told, by event. */
 	const told = new Map<string, Set<string>>();
-	/** Events answered unknown without a code of their own ("the execution which sent it" gave it). */
+	/** Events answered unknown without a code of their own (an earlier execution gave it). */
 	const unknownWithoutCode = new Set<string>();
 	const isEvicted = (row: string, key: string) =>
 		evicted.has(`${row} ${hashOf(`claim:${key}`)}`) ||

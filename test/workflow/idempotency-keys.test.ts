@@ -190,7 +190,7 @@ describe('three states per key', () => {
 			'Item 0: the outcome of the create with Idempotency Key "event-2" is unknown: the service may or may not hold the record',
 		);
 		expect(error.description).toBe(
-			'Not sent, so that it is not created twice. Check in the service whether the record exists: if it does, the event is done; if it does not, enter the resend code that the error of the execution which sent it gives (the item\'s "outcome unknown" error) in Options → Resend Unknown Outcomes Of and retry this execution with the current workflow.',
+			'Not sent, so that it is not created twice. Check in the service whether the record exists: if it does, the event is done; if it does not, enter the key\'s resend code in Options → Resend Unknown Outcomes Of and retry this execution with the current workflow. The code is in an earlier execution of this event: the error of the one that sent it without an answer (the item\'s "outcome unknown" error), or of one that gave up waiting for it (or its warning, for an item it never reached).',
 		);
 		// The re-delivery's check took out what it added: still unknown with its code, nothing more.
 		expect(stateOf(nodeId, 'event-2')).toBe('unknown');

@@ -331,8 +331,8 @@ export class IdempotencyKeys {
 
 /**
  * The item error of a key whose outcome is unknown: never Already Created, and the way to go on. `code`: this run
- * made it unknown (another process held it in flight past the wait), with this resend code; else the execution
- * that sent it without an answer gave the code, in its error.
+ * made it unknown (another process held it in flight past the wait), with this resend code; else an earlier
+ * execution gave the code: the one that sent it without an answer, or one that gave up waiting for it.
  */
 export function unknownKeyError(
 	context: IExecuteFunctions,
@@ -342,7 +342,7 @@ export function unknownKeyError(
 ): NodeOperationError {
 	const check =
 		code === undefined
-			? 'Check in the service whether the record exists: if it does, the event is done; if it does not, enter the resend code that the error of the execution which sent it gives (the item\'s "outcome unknown" error) in Options → Resend Unknown Outcomes Of and retry this execution with the current workflow.'
+			? 'Check in the service whether the record exists: if it does, the event is done; if it does not, enter the key\'s resend code in Options → Resend Unknown Outcomes Of and retry this execution with the current workflow. The code is in an earlier execution of this event: the error of the one that sent it without an answer (the item\'s "outcome unknown" error), or of one that gave up waiting for it (or its warning, for an item it never reached).'
 			: `Another execution held the key past the wait, and the node gave up waiting: if the record is in the service, the event is done. ${resendWayForward(code)}`;
 	return new NodeOperationError(
 		context.getNode(),
