@@ -439,7 +439,7 @@ describe('the item loop', () => {
 			'Already created in this run before it stopped: item 0 (cust_15), item 1 (cust_14). Retry of this execution returns them without creating them again.',
 		);
 		expect(result.error?.description).toContain(
-			'1 other item(s) were not sent: Retry of this execution sends them.',
+			'1 other item(s) were not sent: once the cause above is dealt with, Retry of this execution sends them.',
 		);
 	});
 

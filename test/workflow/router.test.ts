@@ -131,7 +131,7 @@ describe('the router prepares items ahead of its workers', () => {
 			'Already created in this run before it stopped: item 1 (cust_1), item 2 (cust_2). Retry of this execution returns them without creating them again.',
 		);
 		expect(result.error?.description).toContain(
-			'7 other item(s) were not sent: Retry of this execution sends them.',
+			'7 other item(s) were not sent: once the cause above is dealt with, Retry of this execution sends them.',
 		);
 		expect([...received].sort()).toEqual([0, 1, 2]);
 		expect(recorder.indexesOf('send')).toEqual([0, 1, 2]);
@@ -157,7 +157,7 @@ describe('the router prepares items ahead of its workers', () => {
 			'Already created in this run before it stopped: item 0 (cust_0), item 1 (cust_1), item 2 (cust_2).',
 		);
 		expect(result.error?.description).toContain(
-			'2 other item(s) were not sent: Retry of this execution sends them.',
+			'2 other item(s) were not sent: once the cause above is dealt with, Retry of this execution sends them.',
 		);
 		expect(received).toEqual([0, 1, 2]);
 		// Item 3 was read and refused while item 2 was still in flight.

@@ -225,7 +225,7 @@ export function withStopReport(run: StoppedRun): NodeError {
 		notSent > 0
 			? keyRefused
 				? `${notSent} other item(s) were not sent: the service refused the API key.`
-				: `${notSent} other item(s) were not sent: Retry of this execution sends them.`
+				: `${notSent} other item(s) were not sent: once the cause above is dealt with, Retry of this execution sends them.`
 			: '',
 		...warnings,
 	]
