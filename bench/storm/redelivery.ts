@@ -100,13 +100,16 @@ export function runKeyCost(plan: StormPlan, tarball: string): Promise<StormMeasu
 	});
 }
 
-/** Queue mode with 2 workers (S2's set-up: the service answers after 200 ms, no limit): with the key, then without. */
 /** The queue storm's kinds: both, or those in STORM_KINDS (`keyed` alone, for a profile of the key's cost). */
 function queueKinds(): Array<'keyed' | 'ours'> {
 	const named = process.env.STORM_KINDS?.split(',');
 	return (['keyed', 'ours'] as const).filter((kind) => !named || named.includes(kind));
 }
 
+/**
+ * Queue mode with 2 workers (S2's set-up: the service answers after 200 ms, no limit): a storm of each kind not counted,
+ * then with the key and without, in turns.
+ */
 export async function runRedeliveryQueue(
 	plan: StormPlan,
 	tarball: string,

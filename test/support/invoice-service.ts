@@ -47,6 +47,15 @@ export async function runInvoiceService(run: InvoiceServiceRun): Promise<RunResu
 	});
 }
 
+/** `count` customers, each an event of its own (`eventId`, the usual Idempotency Key), matched by e-mail. */
+export const people = (count: number) =>
+	Array.from({ length: count }, (_, index) => ({
+		first: 'Ada',
+		last: `Lovelace ${index}`,
+		email: `ada${index}@example.com`,
+		eventId: `event-${index}`,
+	}));
+
 export const customerParameters = (extra: INodeParameters = {}): INodeParameters => ({
 	resource: 'customer',
 	operation: 'create',

@@ -12,6 +12,7 @@ import {
 	invoiceRefusedOncePdfServed,
 	runInvoiceService,
 	type InvoiceServiceRun,
+	people,
 } from '../support/invoice-service';
 
 // The same work reaching the node again in a later execution: a failed execution retried from n8n's executions
@@ -24,13 +25,6 @@ afterEach(() => {
 	deduplicator.clear();
 });
 
-const people = (count: number) =>
-	Array.from({ length: count }, (_, index) => ({
-		first: 'Ada',
-		last: `Lovelace ${index}`,
-		email: `ada${index}@example.com`,
-		eventId: `event-${index}`,
-	}));
 const itemOf = (body: unknown) => Number(/\d+/.exec((body as IDataObject).email as string)![0]);
 
 /**

@@ -8,6 +8,7 @@ import {
 	ORIGIN,
 	customerParameters,
 	invoiceParameters,
+	people,
 	runInvoiceService,
 } from '../support/invoice-service';
 import { InvoiceService } from '../../nodes/InvoiceService/InvoiceService.node';
@@ -42,15 +43,6 @@ const values: Array<[string, unknown]> = [
 	['a list', ['x']],
 	['missing', undefined],
 ];
-
-/** Items whose key is there (`key`), from index `from` on. */
-const people = (count: number, from = 1): IDataObject[] =>
-	Array.from({ length: count }, (_, n) => ({
-		key: `event-${from + n}`,
-		first: `F${from + n}`,
-		last: `L${from + n}`,
-		email: `p${from + n}@x.io`,
-	}));
 
 const item = (value: unknown): IDataObject =>
 	value === undefined ? { other: 1 } : { v: value as IDataObject[string] };
@@ -272,7 +264,7 @@ describe("n8n's expression engine is not asked for a reference to the item's fie
 
 	it('an Idempotency Key that n8n evaluates: once an item, not once more for the run options', async () => {
 		const evaluations = jest.spyOn(Expression.prototype, 'resolveSimpleParameterValue');
-		const items = people(3, 0);
+		const items = people(3);
 		const countFor = async (options: INodeParameters) => {
 			nock(ORIGIN).post(`${API}/create-customer`).times(3).reply(200, { id: 'cust_1' });
 			evaluations.mockClear();
@@ -283,7 +275,7 @@ describe("n8n's expression engine is not asked for a reference to the item's fie
 		};
 		try {
 			const without = await countFor({ timeout: 20_000 });
-			const keyed = await countFor({ timeout: 20_000, idempotencyKey: '={{ ($json.key) }}' });
+			const keyed = await countFor({ timeout: 20_000, idempotencyKey: '={{ ($json.eventId) }}' });
 			expect(keyed - without).toBe(3);
 		} finally {
 			evaluations.mockRestore();
@@ -291,11 +283,12 @@ describe("n8n's expression engine is not asked for a reference to the item's fie
 	});
 
 	it('a key expression that fails for one item fails that item alone; the others are sent', async () => {
-		const items = [{ first: 'F0', last: 'L0', email: 'p0@x.io' }, ...people(1)];
+		// The first item has no event id: the key's expression throws for it alone.
+		const items = people(2).map((person, index) => (index ? person : { ...person, eventId: null }));
 		const sent = nock(ORIGIN).post(`${API}/create-customer`).reply(200, { id: 'cust_1' });
 		const run = await runInvoiceService({
 			parameters: customerParameters({
-				options: { idempotencyKey: '={{ $json.key.toUpperCase() }}' },
+				options: { idempotencyKey: '={{ $json.eventId.toUpperCase() }}' },
 			}),
 			items,
 			nodeId: randomUUID(),

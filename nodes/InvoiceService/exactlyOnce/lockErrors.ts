@@ -24,7 +24,7 @@ export class LockError extends Error {
 }
 
 /** An outcome not written because it would have been sent too late (keyStore.ts, lateAfter): certainly not written. */
-export const TOO_LATE =
+const TOO_LATE =
 	'it came too late to be written safely: another execution may have given up waiting for this key meanwhile, so the key was left in flight';
 
 export const tooLateError = (): LockError =>
@@ -34,7 +34,7 @@ export const isTooLate = (error: unknown): boolean =>
 	error instanceof LockError && error.left === 'notWritten';
 
 /** A claims' check that failed after writing, its new entries not told from the held ones (rowBatch.ts, undo). */
-export const CHECK_LEFT_IN_FLIGHT =
+const CHECK_LEFT_IN_FLIGHT =
 	"n8n's database failed while recording Idempotency Keys, after writing them, and which of them were new cannot be told: this item's key may now look in flight, so a later delivery of its event waits Max Retry Wait + Timeout + 30 s, then fails as an unknown outcome with a resend code (nothing was sent for this item: if the service has no record of it, enter that code)";
 
 export const leftInFlightError = (): LockError =>
