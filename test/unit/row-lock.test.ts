@@ -148,3 +148,230 @@ describe('a dead holder’s lock and several waiting processes', () => {
 		expect(most).toBe(1);
 	}, 30_000);
 });
+
+/** Short timings for the tests below: the lock's margins in milliseconds, as the real ones in seconds. */
+const SHORT: LockTiming = {
+	...KEYS_TIMING.lock,
+	leaseMs: 1000,
+	markAfterMs: 100,
+	writeMs: 300,
+	releaseMs: 500,
+	gapMs: 1000,
+	graceMs: 50,
+	breakJitterMs: 10,
+	maxWaitMs: 10_000,
+	pollMinMs: 5,
+	pollMaxMs: 20,
+};
+const realClock = (random = () => Math.random()): Clock => ({
+	now: () => performance.now(),
+	sleep,
+	random,
+});
+const lockIn = (model: StoreModel, caller: string, clock = realClock()) =>
+	new RowLock(WORKFLOW, model.helpersFor(WORKFLOW, 'n', caller) as never, clock, new Map(), SHORT);
+
+describe('the lock never removes what it does not hold (issue 51, defect 1)', () => {
+	it('an INSERT that failed before its commit is cleaned up without writing anything: no row of its own made and deleted', async () => {
+		// Before: the clean-up's check found no row, inserted one holding only the process's identity, then sent an
+		// unconditional DELETE; landing late, it removed whatever lock was there by then.
+		const written: string[] = [];
+		let failed = false;
+		const model = new StoreModel({
+			beforeQuery: async ({ caller, step }) => {
+				if (caller === 'p' && step === 'insert' && !failed) {
+					failed = true;
+					throw new Error('timeout exceeded when trying to connect');
+				}
+			},
+			onRun: ({ caller, step }) => {
+				if (caller === 'p' && step !== 'select') written.push(step);
+			},
+		});
+		await expect(
+			lockIn(model, 'p').hold(
+				async () => undefined,
+				async () => undefined,
+			),
+		).rejects.toThrow(/timeout exceeded/);
+		expect(failed).toBe(true);
+		expect(written).toEqual([]);
+		expect(model.rows.size).toBe(0);
+	});
+
+	it('a waiter that finds the lock gone when it marks holds the lock its mark inserted, and never deletes it unheld', async () => {
+		// Before: the mark's INSERT was deleted again at once by the waiter (a DELETE of a row it did not hold).
+		let holderDone!: () => void;
+		const deletes: string[] = [];
+		let marking = false;
+		const model = new StoreModel({
+			beforeQuery: async ({ caller, helper, step }) => {
+				// The waiter's mark: the holder gives the lock back just before it (the row is gone when it looks).
+				if (
+					caller === 'w' &&
+					helper === 'checkProcessedAndRecord' &&
+					step === 'select' &&
+					!marking
+				) {
+					marking = true;
+					holderDone();
+					await sleep(30);
+				}
+			},
+			onRun: ({ caller, step }) => {
+				if (step === 'delete') deletes.push(caller);
+			},
+		});
+		const held = lockIn(model, 'h').hold(
+			async () => undefined,
+			async () => await new Promise<void>((resolve) => (holderDone = resolve)),
+		);
+		await sleep(20);
+		let inside = 0;
+		await lockIn(model, 'w').hold(
+			async () => undefined,
+			async () => {
+				inside++;
+				// Held: the row is the waiter's lock (LOCK and its marker), not deleted under it.
+				expect(model.rows.get(`${WORKFLOW} `)).toBeDefined();
+			},
+		);
+		await held;
+		expect(marking).toBe(true);
+		expect(inside).toBe(1);
+		// One DELETE each: the holder's release and the waiter's; none before the waiter held.
+		expect(deletes).toEqual(['h', 'w']);
+	});
+
+	it("a mark racing another process's INSERT is a lock taken meanwhile, not a failure of n8n's database", async () => {
+		let holderDone!: () => void;
+		let raced = false;
+		let otherHeld: Promise<void> | undefined;
+		const model = new StoreModel({
+			beforeQuery: async ({ caller, helper, step }) => {
+				if (caller === 'w' && helper === 'checkProcessedAndRecord' && step === 'select' && !raced) {
+					holderDone();
+					await sleep(30);
+				}
+				if (caller === 'w' && helper === 'checkProcessedAndRecord' && step === 'insert' && !raced) {
+					// Between the mark's read (no row) and its INSERT, another process inserts its lock.
+					raced = true;
+					let inserted!: () => void;
+					const insertedNow = new Promise<void>((resolve) => (inserted = resolve));
+					otherHeld = lockIn(model, 'x').hold(
+						async () => undefined,
+						async () => {
+							inserted();
+							await sleep(50);
+						},
+					);
+					await insertedNow;
+				}
+			},
+		});
+		const held = lockIn(model, 'h').hold(
+			async () => undefined,
+			async () => await new Promise<void>((resolve) => (holderDone = resolve)),
+		);
+		await sleep(20);
+		let holders = 0;
+		let most = 0;
+		await lockIn(model, 'w').hold(
+			async () => undefined,
+			async () => {
+				most = Math.max(most, ++holders);
+				holders--;
+			},
+		);
+		await Promise.all([held, otherHeld]);
+		expect(raced).toBe(true);
+		expect(most).toBe(1);
+	});
+
+	it("a holder whose lock was deleted under it (a DELETE landing late) and taken by another does not take the other's lock for its own", async () => {
+		// Before: the taker's confirming count accepted any count but 0 as its own lock.
+		let otherIn = false;
+		let otherOut!: () => void;
+		let done = false;
+		const model = new StoreModel({
+			beforeQuery: async ({ caller, step }) => {
+				// p's confirming count, just after its INSERT: meanwhile a late DELETE removes p's lock and x takes one.
+				if (caller === 'p' && step === 'select' && !done && model.rows.size === 1) {
+					done = true;
+					await model.helpersFor(WORKFLOW, 'n', 'late').clearAllProcessedItems('workflow');
+					let inserted!: () => void;
+					const insertedNow = new Promise<void>((resolve) => (inserted = resolve));
+					void lockIn(
+						model,
+						'x',
+						realClock(() => 0.99),
+					).hold(
+						async () => undefined,
+						async () => {
+							otherIn = true;
+							inserted();
+							await new Promise<void>((resolve) => (otherOut = resolve));
+							otherIn = false;
+						},
+					);
+					await insertedNow;
+				}
+			},
+		});
+		let overlapped: boolean | undefined;
+		const mine = lockIn(
+			model,
+			'p',
+			realClock(() => 0.01),
+		).hold(
+			async () => undefined,
+			async () => {
+				overlapped = otherIn;
+			},
+		);
+		await sleep(300);
+		expect(done).toBe(true);
+		// p waits for x's lock (the lease is 1.1 s away), then holds after x gave it back.
+		expect(overlapped).toBeUndefined();
+		otherOut();
+		await mine;
+		expect(overlapped).toBe(false);
+	});
+});
+
+describe('a waiter whose looks each wait long for a connection (issue 51, defect 6)', () => {
+	it("still marks and takes a dead holder's lock over", async () => {
+		// Before: each look took longer than gapMs, so every look started the watch again, and the lock was never
+		// taken over: every claim failed "stayed locked".
+		const model = new StoreModel({
+			beforeQuery: async ({ caller, helper }) => {
+				if (caller === 'w' && helper === 'getProcessedDataCount') await sleep(150);
+			},
+		});
+		const timing = { ...SHORT, gapMs: 100, leaseMs: 600, maxWaitMs: 5000 };
+		const lockOf = (caller: string) =>
+			new RowLock(
+				WORKFLOW,
+				model.helpersFor(WORKFLOW, 'n', caller) as never,
+				realClock(),
+				new Map(),
+				timing,
+			);
+		let freeDead!: () => void;
+		const dead = lockOf('dead').hold(
+			async () => undefined,
+			async () => await new Promise<void>((resolve) => (freeDead = resolve)),
+		);
+		await sleep(20);
+		let took = false;
+		await lockOf('w').hold(
+			async () => undefined,
+			async () => {
+				took = true;
+			},
+		);
+		expect(took).toBe(true);
+		freeDead();
+		await dead;
+	}, 15_000);
+});

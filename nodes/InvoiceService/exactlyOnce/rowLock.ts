@@ -69,7 +69,7 @@ const ENTRIES = { mode: 'entries' } as const;
  * else held only if the row still holds it, with `expected` entries, after the grace.
  */
 type Taking =
-	| { certain: true; identity: string[] }
+	| { certain: true; identity: string[]; written: number }
 	| { certain: false; identity: string[]; expected: number };
 
 /**
@@ -138,13 +138,17 @@ export class RowLock {
 		let delay = this.timing.pollMinMs;
 		let watch: Watch | undefined;
 		for (;;) {
+			const sentAt = this.clock.now();
 			const count = await this.count();
 			const now = this.clock.now();
-			// Looks further apart than gapMs (this process paused) do not vouch for what happened between them. A change
-			// (another waiter's mark, or a taker's identity: a new hold) starts the lease again from when it was seen;
-			// the marker stays, so that waiters' marks do not wipe out each other's, and while it is there the row has
-			// not been deleted since it was marked.
-			if (!watch || watch.count !== count || now - watch.last > this.timing.gapMs) {
+			// Before the mark, a look sent long after the last one answered (this process paused) does not vouch for what
+			// happened between them: the watch starts again. A slow answer is no such gap (a waiter whose queries each
+			// wait seconds for a connection must still mark, issue 51). Once marked, the marker vouches: while it is there
+			// the row was never deleted, and a lock's row only grows, so an unchanged count is the same hold. A change
+			// (another waiter's mark, a taker's identity) starts the lease again from when it was seen; the marker stays,
+			// so that waiters' marks do not wipe out each other's.
+			const paused = !watch?.marker && watch !== undefined && sentAt - watch.last > this.timing.gapMs;
+			if (!watch || watch.count !== count || paused) {
 				watch = { count, since: now, last: now, marker: watch?.marker };
 			}
 			watch.last = now;
@@ -152,9 +156,14 @@ export class RowLock {
 			// The count alone cannot tell two holds in a row apart (issue 42): the lease counts from the waiter's mark.
 			if (count === 0) taken = await this.taken(prepare, () => this.tryInsert());
 			else if (!watch.marker && now - watch.since >= this.timing.markAfterMs) {
+				const markedAt = this.clock.now();
 				const marked = await this.mark();
 				if (marked === 'no lock') {
 					taken = await this.taken(prepare, () => this.takeOver(count));
+					watch = undefined;
+				} else if (marked && 'certain' in marked) {
+					// The row was gone: the mark's check inserted a lock, this process's.
+					taken = await this.confirmed(prepare, marked, markedAt);
 					watch = undefined;
 				} else if (marked) {
 					const at = this.clock.now();
@@ -177,23 +186,38 @@ export class RowLock {
 		}
 	}
 
-	/**
-	 * Runs one attempt to take the lock, then `prepare` with the lock's last check. A failure once the lock may be
-	 * this process's gives it back (a lock left taken would stall every worker for the lease).
-	 */
+	/** Runs one attempt to take the lock, then `prepare` with the lock's last check (confirmed). */
 	private async taken(
 		prepare: () => Promise<unknown>,
 		attempt: () => Promise<Taking | undefined>,
 	): Promise<number | undefined> {
 		const sentAt = this.clock.now();
 		const taking = await attempt();
-		if (!taking) return undefined;
+		return taking ? await this.confirmed(prepare, taking, sentAt) : undefined;
+	}
+
+	/**
+	 * Whether a taking sent at `sentAt` holds the lock (then `prepare` runs, and the time is returned). A failure
+	 * once the lock may be this process's gives it back (a lock left taken would stall every worker for the lease).
+	 */
+	private async confirmed(
+		prepare: () => Promise<unknown>,
+		taking: Taking,
+		sentAt: number,
+	): Promise<number | undefined> {
 		let held = taking.certain;
 		try {
 			if (taking.certain) {
 				const [count] = await Promise.all([this.count(), prepare()]);
 				// Deleted under this process (a release that came too late): not held; look again.
-				return count === 0 ? undefined : sentAt;
+				if (count === 0) return undefined;
+				// Exactly what the INSERT wrote: this lock. Anything else (a waiter's mark, or another lock after this one
+				// was deleted by a DELETE landing late) is told by the identity, not taken for this lock by its count.
+				if (count !== taking.written && !(await this.holdsIdentity(taking.identity))) {
+					held = false;
+					return undefined;
+				}
+				return sentAt;
 			}
 			// Not this process's alone for certain (another may have written the same row at the same time): held
 			// only if, after the grace, the row holds its identity and nothing more than its own write added.
@@ -210,6 +234,7 @@ export class RowLock {
 
 	/** The first INSERT of the row (the count was 0). */
 	private async tryInsert(): Promise<Taking | undefined> {
+		const sentAt = this.clock.now();
 		const identity = this.identity();
 		const stamps = 1 + Math.floor(this.clock.random() * SLOTS);
 		const entries = [
@@ -224,11 +249,11 @@ export class RowLock {
 			// Only the primary-key collision of two first inserts is a lost race. Anything else may have been written
 			// before it failed: this process's lock is taken out again when it is there.
 			if (isPrimaryKeyCollision(error)) return undefined;
-			await this.removeIfMine(identity, entries.length).catch(() => undefined);
+			await this.removeIfMine(identity, entries.length, sentAt).catch(() => undefined);
 			throw asLockError(error);
 		}
 		// n8n answers an INSERT with the array it was given; an UPDATE (the row was there) with a new one.
-		if (answer.new === entries) return { certain: true, identity };
+		if (answer.new === entries) return { certain: true, identity, written: entries.length };
 		// Another process's lock (its count only grows by this write); else an empty row, taken by a plain UPDATE.
 		if (!answer.new.includes(LOCK)) return undefined;
 		return { certain: false, identity, expected: answer.new.length };
@@ -237,19 +262,20 @@ export class RowLock {
 	/**
 	 * Marks the lock watched so far with random entries of this waiter's (one of each marker family, MARKS): while
 	 * they are there, the row has not been deleted, so it is the same hold's (or a take-over's, which changes the
-	 * count). 'no lock': the row has no
-	 * LOCK (an earlier version's remains, or another node's history: what this check added is taken out again, and
-	 * the take-over tells which); undefined: the row was gone (the check inserted it: deleted again).
+	 * count). 'no lock': the row has no LOCK (an earlier version's remains, or another node's history: what this check
+	 * added is taken out again, and the take-over tells which); a certain taking: the row was gone, and the check's
+	 * INSERT made it a lock of this process's (never deleted unheld: a late DELETE could land on the next holder's
+	 * lock, issue 51); undefined: another process inserted the row first (look again).
 	 */
-	private async mark(): Promise<{ marker: string[]; added: number } | 'no lock' | undefined> {
+	private async mark(): Promise<
+		{ marker: string[]; added: number } | Taking | 'no lock' | undefined
+	> {
 		const draw = () => 1 + Math.floor(this.clock.random() * MARKS);
 		const marker = [markC(draw()), markD(draw())];
 		const entries = [LOCK, ...marker];
-		const answer = await this.check(entries);
-		if (answer.new === entries) {
-			await this.deleteRow();
-			return undefined;
-		}
+		const answer = await this.checkUnlessInserted(entries);
+		if (!answer) return undefined;
+		if (answer.new === entries) return { certain: true, identity: marker, written: entries.length };
 		if (answer.new.includes(LOCK)) {
 			await this.store(
 				async () => await this.helpers.removeProcessed(answer.new, 'workflow', ENTRIES),
@@ -269,17 +295,20 @@ export class RowLock {
 		await this.clock.sleep(Math.floor(this.clock.random() * this.timing.breakJitterMs));
 		if ((await this.count()) !== watched) return undefined;
 		if (marker !== undefined) {
-			// Deleted and taken again since the mark (the check then added the marker to the new lock, or inserted a
-			// row of its own: deleted again): not the lock watched.
-			const items = [...marker];
-			const still = await this.check(items);
-			if (still.new === items) await this.deleteRow();
+			// Deleted and taken again since the mark (the check then added the marker to the new lock): not the lock
+			// watched. Gone: the check's INSERT (with LOCK) is a lock of this process's.
+			const items = [LOCK, ...marker];
+			const still = await this.checkUnlessInserted(items);
+			if (!still) return undefined;
+			if (still.new === items) return { certain: true, identity: marker, written: items.length };
 			if (still.new.length > 0) return undefined;
 		}
 		const identity = this.identity();
 		const entries = [LOCK, ...identity];
-		const answer = await this.check(entries);
-		if (answer.new === entries) return { certain: true, identity }; // gone meanwhile: inserted, ours
+		const answer = await this.checkUnlessInserted(entries);
+		if (!answer) return undefined;
+		// Gone meanwhile: inserted, ours.
+		if (answer.new === entries) return { certain: true, identity, written: entries.length };
 		if (!answer.new.includes(LOCK)) {
 			return { certain: false, identity, expected: watched + answer.new.length };
 		}
@@ -309,27 +338,35 @@ export class RowLock {
 
 	/**
 	 * Whether the row still holds this lock's identity and has `expected` entries (no other process added to it).
-	 * Checking adds what is missing: to another process's lock (its count changes, nothing else), or as a row of
-	 * its own when the row is gone (deleted here).
+	 * Checking adds what is missing: to another process's lock (its count changes, nothing else); a row gone is
+	 * inserted by the check as a lock of this process's (LOCK and its identity): held for certain.
 	 */
-	private async stillMine(identity: string[], expected?: number): Promise<boolean> {
+	private async stillMine(identity: string[], expected: number): Promise<boolean> {
 		// Counted first: if the identity is found after, the row is the one written, and so is the count (seed 28460).
-		const count = expected === undefined ? undefined : await this.count();
-		const answer = await this.check(identity);
-		if (answer.new === identity) {
-			await this.deleteRow();
-			return false;
-		}
-		if (answer.processed.length !== identity.length) return false;
-		return count === expected;
+		const count = await this.count();
+		const items = [LOCK, ...identity];
+		const answer = await this.checkUnlessInserted(items);
+		if (!answer) return false;
+		if (answer.new === items) return true;
+		return answer.processed.length === items.length && count === expected;
+	}
+
+	/** Whether the row holds this lock's identity (a check: it adds what is missing, as stillMine's). */
+	private async holdsIdentity(identity: string[]): Promise<boolean> {
+		const items = [LOCK, ...identity];
+		const answer = await this.checkUnlessInserted(items);
+		if (!answer) return false;
+		return answer.new === items || answer.processed.length === items.length;
 	}
 
 	/**
-	 * After a failed INSERT: deletes this process's lock when the row is it (its identity, and no more entries
-	 * than it wrote: a failed write into another process's lock added to that lock, which is not this one's).
+	 * After a failed INSERT (sent at `sentAt`): deletes this process's lock when the row is it (its identity, and no
+	 * more entries than it wrote: a failed write into another process's lock added to that lock, which is not this
+	 * one's). No row: nothing written, nothing to delete, and nothing is written to find out.
 	 */
-	private async removeIfMine(identity: string[], written: number): Promise<void> {
-		if (await this.stillMine(identity, written)) await this.deleteRow();
+	private async removeIfMine(identity: string[], written: number, sentAt: number): Promise<void> {
+		if ((await this.count()) === 0) return;
+		if (await this.stillMine(identity, written)) await this.release(sentAt);
 	}
 
 	/**
@@ -347,6 +384,19 @@ export class RowLock {
 		return await this.store(
 			async () => await this.helpers.checkProcessedAndRecord(items, 'workflow', ENTRIES),
 		);
+	}
+
+	/**
+	 * A check that may find the row gone and insert it; undefined when another process's INSERT came first (the
+	 * primary key: a lock taken meanwhile, not a failure of n8n's database).
+	 */
+	private async checkUnlessInserted(items: string[]): Promise<IDeduplicationOutput | undefined> {
+		try {
+			return await this.helpers.checkProcessedAndRecord(items, 'workflow', ENTRIES);
+		} catch (error) {
+			if (isPrimaryKeyCollision(error)) return undefined;
+			throw asLockError(error);
+		}
 	}
 
 	private async deleteRow(): Promise<void> {
