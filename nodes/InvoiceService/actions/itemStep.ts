@@ -58,6 +58,11 @@ export class ItemStep {
 	private readonly claims?: RunClaims;
 	/** The resend codes of the items this run sent without knowing the outcome (given when the create failed). */
 	private readonly codes = new Map<number, string>();
+	/**
+	 * The resend codes this run gave keys it gave up waiting for (another execution's send): only in the item's
+	 * error, so the stop report lists them all (n8n keeps one thrown error a run, issue 51).
+	 */
+	private readonly givenUpCodes = new Map<number, string>();
 
 	constructor(
 		private readonly context: IExecuteFunctions,
@@ -136,10 +141,9 @@ export class ItemStep {
 			this.failed(itemIndex, caught, error);
 			if (continueOnFail) {
 				turns.results[itemIndex] = errorItem(error, itemIndex);
-			} else if (this.notSentAgain.has(itemIndex)) {
-				turns.notResent.push({ error, itemIndex });
 			} else {
-				turns.failures.push({ error, itemIndex });
+				const failed = { error, itemIndex, code: this.givenUpCodes.get(itemIndex) };
+				(this.notSentAgain.has(itemIndex) ? turns.notResent : turns.failures).push(failed);
 			}
 		} finally {
 			await this.turnOver(itemIndex);
@@ -217,6 +221,7 @@ export class ItemStep {
 			// Like an unknown outcome in the record: failed without a request, and the other items go on.
 			counts.notResent++;
 			this.notSentAgain.add(itemIndex);
+			if (found.code !== undefined) this.givenUpCodes.set(itemIndex, found.code);
 			throw byAnotherRetry
 				? unknownInAnotherRetryError(this.context, itemIndex, found.code)
 				: unknownKeyError(this.context, key, itemIndex, found.code);

@@ -139,6 +139,8 @@ function byAnotherRetry(items: number[]): string {
 export interface Failed {
 	error: NodeError;
 	itemIndex: number;
+	/** A resend code the item's error alone gives (this run gave up waiting for its key): the report lists it. */
+	code?: string;
 }
 
 export interface StoppedRun {
@@ -163,25 +165,32 @@ export interface StoppedRun {
  */
 export function withStopReport(run: StoppedRun): NodeError {
 	const { failures, notResent, record, createdId, handled, count, counts } = run;
-	const byIndex = (a: Failed, b: Failed) => a.itemIndex - b.itemIndex;
+	const byIndex = (a: { itemIndex: number }, b: { itemIndex: number }) => a.itemIndex - b.itemIndex;
 	failures.sort(byIndex);
 	notResent.sort(byIndex);
 	const [{ error, itemIndex: thrownIndex }] = failures.length > 0 ? failures : notResent;
 	const keyRefused = (error as NodeApiError).httpCode === '401';
 	const created: string[] = [];
-	const unknown: string[] = [];
-	const codes: string[] = [];
+	const unknownCodes: Array<{ itemIndex: number; code: string }> = [];
 	const known = new Set<number>();
 	for (const [index, recalled] of record.entries().sort(([a], [b]) => a - b)) {
 		known.add(index);
 		if ('created' in recalled) {
 			const id = createdId?.(recalled.created);
 			created.push(`item ${index}${id ? ` (${id})` : ''}`);
-		} else {
-			unknown.push(`${itemName(index)} (code ${recalled.code})`);
-			codes.push(recalled.code);
-		}
+		} else unknownCodes.push({ itemIndex: index, code: recalled.code });
 	}
+	// Codes only an item's error gives: every one must reach the user, and n8n keeps the thrown error alone.
+	for (const { itemIndex, code } of [...failures, ...notResent].sort(byIndex)) {
+		if (code === undefined || known.has(itemIndex)) continue;
+		known.add(itemIndex);
+		unknownCodes.push({ itemIndex, code });
+	}
+	unknownCodes.sort(byIndex);
+	const unknown = unknownCodes.map(
+		({ itemIndex, code }) => `${itemName(itemIndex)} (code ${code})`,
+	);
+	const codes = unknownCodes.map(({ code }) => code);
 	const others = failures.filter(
 		({ itemIndex }) => itemIndex !== thrownIndex && !known.has(itemIndex),
 	);
@@ -204,13 +213,14 @@ export function withStopReport(run: StoppedRun): NodeError {
 			unmatched.length ===
 			0 &&
 		unknown.length <= (known.has(thrownIndex) ? 1 : 0);
+	// Every unknown item with its code, never cut short: a code left out is an event no one can resend.
 	if (thrownAlone) return error;
 	const report = [
 		created.length
 			? `Already created in this run before it stopped: ${listed(created)}. Retry of this execution returns them without creating them again.`
 			: 'Nothing was created in this run before it stopped.',
 		unknown.length
-			? `Outcome unknown, not sent again: ${listed(unknown)}. ${codes.length === 1 ? resendWayForward(codes[0]) : EACH_WAY_FORWARD}`
+			? `Outcome unknown, not sent again: ${unknown.join(', ')}. ${codes.length === 1 ? resendWayForward(codes[0]) : EACH_WAY_FORWARD}`
 			: '',
 		resentSentence(counts.resent),
 		unmatched,
