@@ -5,7 +5,7 @@ import { clip } from '../helpers/clip';
 import { requireIdempotencyKey } from '../helpers/idempotencyKey';
 import { KeyStore, type ClaimAnswer, type NodeRow } from './keyStore';
 import { newResendCode, resendWayForward } from './resendCodes';
-import { storeItemError } from './lockErrors';
+import { storeItemError, type KeysPurpose } from './lockErrors';
 import { RowLock, systemClock, type Clock } from './rowLock';
 import { KEYS_TIMING, type KeysTiming } from './timing';
 
@@ -105,7 +105,7 @@ export interface KeySettings {
 	 * Whose keys these are: the user's Idempotency Keys, or the node's own for the items a retried execution sends
 	 * (actions/itemStep.ts, "retry keys"): a store error names what could not be checked.
 	 */
-	purpose: 'idempotency' | 'retries';
+	purpose: KeysPurpose;
 }
 
 export class IdempotencyKeys {

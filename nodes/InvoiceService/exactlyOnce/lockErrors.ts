@@ -1,11 +1,17 @@
 import type { IExecuteFunctions, INode } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
-import type { KeySettings } from './idempotencyKeys';
+import { KEYS_TIMING } from './timing';
 
 /**
  * How the lock and the key store fail: the errors of the Idempotency Keys' use of n8n's processed-data store
  * (rowLock.ts, rowBatch.ts), told apart as the item's error needs them (idempotencyKeys.ts).
  */
+
+/**
+ * Whose keys a store error is about: the user's Idempotency Keys, or the node's own for the items a retried
+ * execution sends (actions/itemStep.ts, "retry keys").
+ */
+export type KeysPurpose = 'idempotency' | 'retries';
 
 /** Why the lock could not be had. */
 export class LockError extends Error {
@@ -93,6 +99,9 @@ export function storeMessage(error: unknown): string {
 	return (error as Error)?.message ?? String(error);
 }
 
+/** How long a lock no one gives back is seen unchanged before a waiter takes it over (timing.ts), in seconds. */
+const takeOverSeconds = (KEYS_TIMING.lock.markAfterMs + KEYS_TIMING.lock.leaseMs) / 1000;
+
 /**
  * A store or lock failure, as the item's error. n8n's database text goes in the description only: in the
  * message, NodeOperationError would rewrite ECONNREFUSED or ETIMEDOUT into "the service refused the connection".
@@ -101,7 +110,7 @@ export function storeItemError(
 	context: IExecuteFunctions,
 	error: unknown,
 	itemIndex: number,
-	purpose: KeySettings['purpose'],
+	purpose: KeysPurpose,
 ): StoreItemError {
 	const kind = error instanceof LockError ? error.kind : 'store';
 	const said =
@@ -122,7 +131,7 @@ export function storeItemError(
 	}[kind];
 	const next = {
 		store: "Check that n8n's database is reachable and has room, then run the item again.",
-		busy: 'Another execution may hold many keys, or an n8n process died holding the lock (another process takes it over once it has seen it unchanged for 68 s). Run the item again.',
+		busy: `Another execution may hold many keys, or an n8n process died holding the lock (another process takes it over once it has seen it unchanged for ${takeOverSeconds} s). Run the item again.`,
 		conflict:
 			'Another node (a Remove Duplicates node with Scope: Workflow) uses the same entry of the processed-data store: set its Scope to "Node" and run again.',
 	}[kind];
