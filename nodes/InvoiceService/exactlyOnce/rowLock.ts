@@ -9,7 +9,7 @@ import { KEYS_TIMING, type LockTiming } from './timing';
  * ''), taken around every read-modify-write of a node's Idempotency Key row (docs/how-it-works.md, "Idempotency
  * Keys across processes"). n8n gives a node no transaction and no conditional write; its one atomic step is the
  * first INSERT of a row: `checkProcessedAndRecord` inserts when the row is absent (and then answers with the very
- * array it was given), and a second INSERT fails on the primary key. Acquire = that INSERT; release = a DELETE
+ * array it was given), and a second INSERT fails on the primary key. Acquire = that INSERT; unlock = a DELETE
  * (`clearAllProcessedItems`).
  *
  * No decision compares one process's clock with another's: every age is measured on the deciding process's own
@@ -124,7 +124,7 @@ export class RowLock {
 					}
 				});
 			} finally {
-				await this.release(acquiredAt);
+				await this.unlock(acquiredAt);
 			}
 		} finally {
 			done();
@@ -209,7 +209,7 @@ export class RowLock {
 		try {
 			if (taking.certain) {
 				const [count] = await Promise.all([this.count(), prepare()]);
-				// Deleted under this process (a release that came too late): not held; look again.
+				// Deleted under this process (an unlock that came too late): not held; look again.
 				if (count === 0) return undefined;
 				// Exactly what the INSERT wrote: this lock. Anything else (a waiter's mark, or another lock after this one
 				// was deleted by a DELETE landing late) is told by the identity, not taken for this lock by its count.
@@ -227,7 +227,7 @@ export class RowLock {
 			await prepare();
 			return sentAt;
 		} catch (error) {
-			if (held) await this.release(sentAt);
+			if (held) await this.unlock(sentAt);
 			throw asLockError(error);
 		}
 	}
@@ -366,14 +366,14 @@ export class RowLock {
 	 */
 	private async removeIfMine(identity: string[], written: number, sentAt: number): Promise<void> {
 		if ((await this.count()) === 0) return;
-		if (await this.stillMine(identity, written)) await this.release(sentAt);
+		if (await this.stillMine(identity, written)) await this.unlock(sentAt);
 	}
 
 	/**
 	 * Gives the lock back. Past `releaseMs` after its INSERT it is left to the waiters' lease: a delete that late
 	 * could land after a waiter broke the lock and another process took it.
 	 */
-	private async release(acquiredAt: number): Promise<void> {
+	private async unlock(acquiredAt: number): Promise<void> {
 		if (this.clock.now() - acquiredAt >= this.timing.releaseMs) return;
 		// The work is done and written: a lock that cannot be deleted is broken by a waiter when its lease ends.
 		await this.helpers.clearAllProcessedItems('workflow', ENTRIES).catch(() => undefined);
