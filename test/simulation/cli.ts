@@ -1,13 +1,19 @@
 // `npm run sim`: the cluster simulation (cluster.ts) over many seeds, or one replayed with its trace.
 //   npm run sim -- --seeds N [--from S] [--processes MIN-MAX] [--pause-p P] [--max-pause-ms MS] [--starve-p P] [--redeliver]
-//   npm run sim -- --seed S --trace
-// The last line is `N seeds, V violations`; the exit code is 1 on any violation, 2 on a wrong flag.
-import { simulateCluster, WIDEST, type SimSettings } from './cluster';
+//   npm run sim -- --swarm --seeds N [--from S]      (each seed draws its own settings: swarm.ts)
+//   npm run sim -- --seed S [--swarm] --trace
+// The last line is `N seeds, V violations (D defects, B beyond a named bound)`; the exit code is 1 on any defect,
+// 2 on a wrong flag. A violation is beyond a named bound only when a bound of bounds.ts was exceeded before it.
+import { BOUND_TABLE } from './bounds';
+import { simulateCluster, WIDEST, type SimSettings, type Violation } from './cluster';
+import { describeDraw, drawSwarm } from './swarm';
 
 export interface SimArgs {
 	seeds: number[];
 	settings: SimSettings;
 	trace: boolean;
+	/** Each seed draws its own settings (swarm.ts); `settings` are not used. */
+	swarm: boolean;
 }
 
 /** The command line's flags; throws an Error naming the flag for a blank, malformed or unknown one. */
@@ -17,6 +23,8 @@ export function parseArgs(argv: string[]): SimArgs {
 	let seed: number | undefined;
 	let from: number | undefined;
 	let trace = false;
+	let swarm = false;
+	const setting: string[] = [];
 	for (let index = 0; index < argv.length; index++) {
 		const flag = argv[index];
 		const value = () => {
@@ -33,6 +41,8 @@ export function parseArgs(argv: string[]): SimArgs {
 		};
 		const whole = (n: number) => Number.isInteger(n);
 		const probability = (n: number) => n >= 0 && n <= 1;
+		if (['--processes', '--pause-p', '--max-pause-ms', '--starve-p', '--redeliver'].includes(flag))
+			setting.push(flag);
 		switch (flag) {
 			case '--seeds':
 				count = number((n) => whole(n) && n >= 1, 'a whole number of seeds, 1 or more');
@@ -67,6 +77,9 @@ export function parseArgs(argv: string[]): SimArgs {
 			case '--trace':
 				trace = true;
 				break;
+			case '--swarm':
+				swarm = true;
+				break;
 			default:
 				throw new Error(`unknown flag "${flag}"`);
 		}
@@ -75,18 +88,29 @@ export function parseArgs(argv: string[]): SimArgs {
 		throw new Error('--seed and --seeds exclude each other');
 	if (seed !== undefined && from !== undefined)
 		throw new Error('--seed and --from exclude each other');
+	if (swarm && setting.length > 0)
+		throw new Error(`--swarm draws each seed's settings: ${setting[0]} excludes it`);
 	const first = from ?? 1;
 	const seeds =
 		seed !== undefined ? [seed] : Array.from({ length: count ?? 100 }, (_, n) => n + first);
-	return { seeds, settings, trace };
+	return { seeds, settings, trace, swarm };
 }
 
-/** A seed's replay command. */
-export function replayOf(
-	seed: number,
-	{ processes, pauseP, maxPauseMs, starveP, redeliver }: SimSettings,
-): string {
+/** A seed's replay command (`settings` undefined: a swarm seed). */
+export function replayOf(seed: number, settings?: SimSettings): string {
+	if (!settings) return `npm run sim -- --seed ${seed} --swarm --trace`;
+	const { processes, pauseP, maxPauseMs, starveP, redeliver } = settings;
 	return `npm run sim -- --seed ${seed} --processes ${processes.min}-${processes.max} --pause-p ${pauseP} --max-pause-ms ${maxPauseMs} --starve-p ${starveP}${redeliver ? ' --redeliver' : ''} --trace`;
+}
+
+/** A violation as printed: its class, then what happened. */
+export const describeViolation = ({ what, beyond }: Violation): string =>
+	`${beyond ? `[beyond ${beyond}]` : '[defect]'} ${what}`;
+
+/** The last line: `N seeds, V violations (D defects, B beyond a named bound)`. */
+export function summaryOf(seeds: number, violations: Violation[]): string {
+	const beyond = violations.filter((violation) => violation.beyond !== undefined).length;
+	return `${seeds} seeds, ${violations.length} violations (${violations.length - beyond} defects, ${beyond} beyond a named bound)`;
 }
 
 async function main(): Promise<number> {
@@ -98,17 +122,23 @@ async function main(): Promise<number> {
 		return 2;
 	}
 	const started = performance.now();
-	let violations = 0;
+	const violations: Violation[] = [];
 	const situations = new Map<string, number>();
 	for (const seed of args.seeds) {
-		const result = await simulateCluster(seed, args.settings, { trace: args.trace });
+		const swarm = args.swarm ? drawSwarm(seed) : undefined;
+		const result = await simulateCluster(seed, args.settings, { trace: args.trace, swarm });
 		for (const situation of result.seen)
 			situations.set(situation, (situations.get(situation) ?? 0) + 1);
 		if (args.trace) console.log(result.trace.join('\n'));
-		if (result.violations.length > 0) {
-			violations += result.violations.length;
+		violations.push(...result.violations);
+		const found = result.violations.length;
+		if (swarm)
 			console.log(
-				`seed ${seed}: ${result.violations.join('; ')}\n  replay: ${replayOf(seed, args.settings)}`,
+				`seed ${seed}: ${describeDraw(swarm)}${found > 0 ? ` → ${found} violation(s)` : ''}`,
+			);
+		if (found > 0) {
+			console.log(
+				`${swarm ? '  ' : `seed ${seed}: `}${result.violations.map(describeViolation).join('\n  ')}\n  replay: ${replayOf(seed, swarm ? undefined : args.settings)}`,
 			);
 		}
 	}
@@ -116,9 +146,14 @@ async function main(): Promise<number> {
 	// How many seeds met each situation: a simulation that never paused, killed or resent would prove nothing.
 	for (const [situation, seeds] of [...situations].sort())
 		console.log(`  ${seeds} seeds: ${situation}`);
-	console.log(`settings ${JSON.stringify(args.settings)}, ${seconds} s`);
-	console.log(`${args.seeds.length} seeds, ${violations} violations`);
-	return violations > 0 ? 1 : 0;
+	console.log(
+		`bounds (bounds.ts): ${BOUND_TABLE.map((bound) => `${bound.name} ${bound.ms / 1000} s`).join(', ')}`,
+	);
+	console.log(
+		`${args.swarm ? 'swarm' : `settings ${JSON.stringify(args.settings)}`}, ${seconds} s`,
+	);
+	console.log(summaryOf(args.seeds.length, violations));
+	return violations.some((violation) => violation.beyond === undefined) ? 1 : 0;
 }
 
 if (require.main === module) {

@@ -5,6 +5,8 @@
 // Each node run goes through the real ItemStep (actions/itemStep.ts), RunClaims and IdempotencyKeys, with the
 // real RunRecord and run report; only the create is simulated (the service, run.ts). Checks per seed: see
 // `Checks` below. test/simulation/cli.ts (`npm run sim`) and test/unit/exactly-once-simulation.test.ts run it.
+import { AsyncLocalStorage } from 'node:async_hooks';
+
 import type { IExecuteFunctions, INode } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
@@ -13,8 +15,10 @@ import { RowLock, type Clock } from '../../nodes/InvoiceService/exactlyOnce/rowL
 import { KEYS_TIMING } from '../../nodes/InvoiceService/exactlyOnce/timing';
 import { UNKNOWN_OUTCOME_WAY_FORWARD } from '../../nodes/InvoiceService/transport/errors';
 import { hashOf, StoreModel, type ModelHelpers, type Query } from '../support/store-model';
+import { BOUNDS, FREE_BLOCK_MS } from './bounds';
 import { generator, Schedule } from './schedule';
-import { runNode, type NodeSpec, type RunResult, type Service } from './run';
+import { CODES, runNode, type NodeSpec, type RunResult, type Service } from './run';
+import type { SwarmDraw } from './swarm';
 
 /** What a set of seeds draws from: the knobs of `npm run sim`. */
 export interface SimSettings {
@@ -39,9 +43,15 @@ export const WIDEST: SimSettings = {
 	redeliver: true,
 };
 
+/** A violation, classified: a defect, or beyond a bound of bounds.ts (`beyond`: its name). */
+export interface Violation {
+	what: string;
+	beyond?: string;
+}
+
 export interface SeedResult {
 	seed: number;
-	violations: string[];
+	violations: Violation[];
 	/** What happened (a simulation that never paused, killed or resent would prove nothing). */
 	seen: Set<string>;
 	trace: string[];
@@ -61,6 +71,8 @@ const NODES_PER_WORKFLOW = 2;
 /** One simulated n8n process. */
 interface SimProcess {
 	name: string;
+	/** Queries of its that failed (injected, or no pool connection within the acquire timeout). */
+	faults: number;
 	random: () => number;
 	clock: Clock;
 	keys: KeysProcess;
@@ -77,11 +89,11 @@ interface SimProcess {
 export async function simulateCluster(
 	seed: number,
 	settings: SimSettings,
-	{ trace: tracing = false } = {},
+	{ trace: tracing = false, swarm }: { trace?: boolean; swarm?: SwarmDraw } = {},
 ): Promise<SeedResult> {
 	const random = generator(seed);
 	const schedule = new Schedule();
-	const violations: string[] = [];
+	const violations: Violation[] = [];
 	const seen = new Set<string>();
 	const trace: string[] = [];
 	/** A trace line, built only when tracing (`line` is called then). */
@@ -89,35 +101,68 @@ export async function simulateCluster(
 		if (tracing) trace.push(`${(schedule.now / 1000).toFixed(3)} ${line()}`);
 	};
 	const kinds = new Set<string>();
-	const fail = (what: string) => {
-		log(() => `VIOLATION ${what}`);
+	/**
+	 * Bounds of bounds.ts exceeded in this seed, by workflow: a violation in that workflow from then on is beyond that
+	 * bound (the guarantee rests on it), unless `fail` is told otherwise.
+	 */
+	const exceeded: Array<{ bound: string; workflow: string; at: number }> = [];
+	const exceed = (bound: string, workflow: string, what: () => string) => {
+		if (!exceeded.some((e) => e.bound === bound && e.workflow === workflow)) {
+			exceeded.push({ bound, workflow, at: schedule.now });
+			log(() => `BEYOND ${bound}: ${what()}`);
+		}
+		seen.add(`beyond ${bound}`);
+	};
+	const fail = (what: string, beyond?: string | null) => {
+		// Classified now: a bound exceeded in its workflow before it, or `beyond` (null: a defect whatever happened).
+		const workflow = /wf-[a-z]/.exec(what)?.[0];
+		const bound =
+			beyond === undefined
+				? exceeded.find((e) => workflow === undefined || e.workflow === workflow)?.bound
+				: (beyond ?? undefined);
+		log(() => `VIOLATION ${bound ? `(beyond ${bound}) ` : '(defect) '}${what}`);
 		// The first of each kind (the same violation again says nothing new).
-		const kind = what.replace(/p\d+|"[^"]*"/g, '?');
+		const kind = what.replace(/p\d+|"[^"]*"|\d+(\.\d+)? s/g, '?');
 		if (kinds.has(kind) || kinds.size >= 20) return;
 		kinds.add(kind);
-		violations.push(`${(schedule.now / 1000).toFixed(3)} s: ${what}`);
+		violations.push({
+			what: `${(schedule.now / 1000).toFixed(3)} s: ${what}`,
+			...(bound ? { beyond: bound } : {}),
+		});
 	};
 
 	// The seed's draws.
+	// The seed's draws: a swarm seed's come from its draw (swarm.ts), the others' from the settings, in the order kept
+	// seeds were found with.
 	const { min, max } = settings.processes;
-	const processCount = min + Math.floor(random() * (max - min + 1));
-	const pauseP = random() * settings.pauseP;
-	const starveP = random() * settings.starveP;
+	const processCount = swarm ? swarm.processes : min + Math.floor(random() * (max - min + 1));
+	const pauseP = swarm ? swarm.pauseP : random() * settings.pauseP;
+	const maxPauseMs = swarm ? swarm.maxPauseMs : settings.maxPauseMs;
+	const starveP = swarm ? swarm.starveP : random() * settings.starveP;
+	const redeliver = swarm ? swarm.redeliver : settings.redeliver;
 	const failBefore = random() < 0.5 ? random() * 0.01 : 0;
 	const failAfter = random() < 0.5 ? random() * 0.01 : 0;
-	const kill: { process: number; atCreate?: number; atQuery?: number } | undefined =
-		random() < 0.35
-			? {
-					process: Math.floor(random() * processCount),
-					// Half the kills come during a create (its first or second), half at a query.
-					...(random() < 0.5
-						? { atCreate: 1 + Math.floor(random() * 2) }
-						: { atQuery: 1 + Math.floor(random() * 200) }),
-				}
-			: undefined;
+	const kills: Array<{ process: number; atCreate?: number; atQuery?: number }> = swarm
+		? swarm.kills
+		: random() < 0.35
+			? [
+					{
+						process: Math.floor(random() * processCount),
+						// Half the kills come during a create (its first or second), half at a query.
+						...(random() < 0.5
+							? { atCreate: 1 + Math.floor(random() * 2) }
+							: { atQuery: 1 + Math.floor(random() * 200) }),
+					},
+				]
+			: [];
 	// A History Size small enough to trim and evict, or n8n's default.
-	const historySize = random() < 0.5 ? 6 + Math.floor(random() * 20) : 10_000;
-	const keysPerNode = 3 + Math.floor(random() * 5);
+	const historySize = swarm
+		? swarm.historySize
+		: random() < 0.5
+			? 6 + Math.floor(random() * 20)
+			: 10_000;
+	const keysPerNode = swarm ? swarm.keysPerNode : 3 + Math.floor(random() * 5);
+	const clockSkewMs = swarm ? swarm.clockSkewMs : 5_000;
 
 	const processes: SimProcess[] = [];
 	const byName = new Map<string, SimProcess>();
@@ -125,22 +170,65 @@ export async function simulateCluster(
 	const holders = new Map<string, Set<SimProcess>>();
 	/** Node-row checks that trim (their removals are History Size's evictions), by caller and row. */
 	const trimming = new Map<string, number>();
-	/** Entries History Size evicted: a key whose entries went that way is forgotten, as documented. */
+	/** Entries History Size evicted: a key whose entries went that way is forgotten, as documented... */
 	const evicted = new Set<string>();
+	/** ...unless it was younger than History Size then (`row key`): the docs promise it is remembered. */
+	const evictedYoung = new Set<string>();
 	const rowBefore = new Map<Query, string[]>();
 
 	/** Off for the last check, a fresh process's claims. */
 	let faultsOn = true;
+	/** Each process's hold-ups longer than the held-up bound: from, to (for the false blocks' classification). */
+	const heldUp = new Map<SimProcess, Array<[number, number]>>();
+	const holdUp = (process: SimProcess, ms: number) => {
+		if (ms <= BOUNDS.heldUp.ms) return;
+		let list = heldUp.get(process);
+		if (!list) heldUp.set(process, (list = []));
+		list.push([schedule.now, schedule.now + ms]);
+	};
 	const pause = (process: SimProcess, what: string): number => {
 		if (!faultsOn || process.random() >= pauseP) return 0;
 		seen.add(`paused ${what}`);
-		return process.random() * settings.maxPauseMs;
+		const ms = process.random() * maxPauseMs;
+		holdUp(process, ms);
+		return ms;
 	};
 	const alive = (process: SimProcess) => () => !process.dead;
+	/** One process held up alone (swarm.ts's stalls): whatever it awaits resumes only when the stall ends. */
+	const stalled = async (process: SimProcess) => {
+		if (!swarm || !faultsOn || swarm.stalls.length === 0) return;
+		const index = processes.indexOf(process);
+		for (const { process: which, atMs, forMs } of swarm.stalls) {
+			if (which !== index || schedule.now < atMs || schedule.now >= atMs + forMs) continue;
+			seen.add('one process stalled alone');
+			const ms = atMs + forMs - schedule.now;
+			log(() => `${process.name} stalled ${(ms / 1000).toFixed(1)} s`);
+			holdUp(process, ms);
+			await schedule.sleep(ms, alive(process));
+		}
+	};
 	/** A pause drawn at an await (no event when there is none: the schedule's events are its cost). */
 	const paused = async (process: SimProcess, what: string) => {
 		const ms = pause(process, what);
 		if (ms > 0) await schedule.sleep(ms, alive(process));
+		await stalled(process);
+	};
+	/** PCT-style order (swarm.ts): a query held a quantum per rank below the top; change points drop a process. */
+	let queryNumber = 0;
+	let lowest = 0;
+	const priority = new Map<SimProcess, number>();
+	const byPriority = async (process: SimProcess) => {
+		if (swarm?.scheduler !== 'pct' || !faultsOn) return;
+		queryNumber++;
+		if (swarm.changePoints.includes(queryNumber)) {
+			priority.set(process, --lowest);
+			seen.add('pct: a priority change point');
+		}
+		const own = priority.get(process) ?? 0;
+		const rank = processes.filter((p) => !p.dead && (priority.get(p) ?? 0) > own).length;
+		if (rank === 0) return;
+		holdUp(process, rank * swarm.quantumMs);
+		await schedule.sleep(rank * swarm.quantumMs, alive(process));
 	};
 	const die = (process: SimProcess, why: string) => {
 		if (process.dead) return;
@@ -158,6 +246,7 @@ export async function simulateCluster(
 		if ([...holders.values()].some((inside) => inside.has(process)))
 			seen.add('killed holding the lock');
 		for (const waiter of process.waiting.splice(0)) waiter(false);
+		for (const workflow of WORKFLOWS) lockChanged(workflow);
 	};
 
 	/** A connection of the process's pool: false when none came within the acquire timeout. */
@@ -201,17 +290,68 @@ export async function simulateCluster(
 		}
 	};
 
+	/** The helper call a query belongs to: when the node sent it, when n8n read the row for it. */
+	const calls = new AsyncLocalStorage<{ sentAt: number; readAt?: number }>();
+	/** A write landing late (bounds.ts): the DELETE, any other write, a lock row's write after its read. */
+	const lateness = (query: Query, workflow: string, call: { sentAt: number; readAt?: number }) => {
+		const late = schedule.now - call.sentAt;
+		const what = (ms: number, since: string) => () =>
+			`${query.caller} ${query.helper} ${query.step} "${query.row}" landed ${(ms / 1000).toFixed(1)} s after ${since}`;
+		if (query.step === 'delete') {
+			if (late > BOUNDS.deleteLate.ms)
+				exceed(BOUNDS.deleteLate.name, workflow, what(late, 'it was sent'));
+			return;
+		}
+		if (late > BOUNDS.writeLate.ms)
+			exceed(BOUNDS.writeLate.name, workflow, what(late, 'it was sent'));
+		const lockRow = !query.row.includes(' n:');
+		const sinceRead = call.readAt === undefined ? 0 : schedule.now - call.readAt;
+		if (lockRow && sinceRead > BOUNDS.takeLate.ms)
+			exceed(BOUNDS.takeLate.name, workflow, what(sinceRead, "n8n's read of the row"));
+	};
+	/**
+	 * Each node row's keys in the order of their last claim (a write adding `claim:<key>`): a key is younger than
+	 * History Size while fewer than History Size other keys were claimed after it.
+	 */
+	const claimOrder = new Map<string, string[]>();
+	const claimsOrdered = (row: string, before: string[] | undefined) => {
+		const after = model.rows.get(row)?.data;
+		if (!Array.isArray(after)) return;
+		const was = new Set(before ?? []);
+		let order = claimOrder.get(row);
+		if (!order) claimOrder.set(row, (order = []));
+		for (const entry of after) {
+			const key = CLAIMS.get(entry);
+			if (key === undefined || was.has(entry)) continue;
+			const index = order.indexOf(key);
+			if (index !== -1) order.splice(index, 1);
+			order.push(key);
+		}
+	};
+	/** Fewer than History Size other keys claimed in its row after its last claim. */
+	const isYoung = (row: string, key: string) => {
+		const order = claimOrder.get(row) ?? [];
+		const index = order.indexOf(key);
+		return index !== -1 && order.length - 1 - index < historySize;
+	};
+
 	const model = new StoreModel({
 		beforeQuery: async (query: Query) => {
 			const process = byName.get(query.caller)!;
 			process.queries++;
-			if (kill && processes[kill.process] === process && process.queries === kill.atQuery)
+			if (
+				kills.some(
+					(kill) => processes[kill.process] === process && process.queries === kill.atQuery,
+				)
+			)
 				die(process, 'killed at a query');
 			if (process.dead) await new Promise<never>(() => undefined);
 			if (faultsOn && process.random() < starveP) starve(process);
 			await paused(process, 'before a query');
+			await byPriority(process);
 			if (!(await connection(process))) {
 				if (process.dead) await new Promise<never>(() => undefined);
+				faulted(process);
 				seen.add('a query timed out waiting for a connection');
 				log(
 					() =>
@@ -222,6 +362,7 @@ export async function simulateCluster(
 			await schedule.sleep(1 + process.random() * 20, alive(process));
 			giveConnection(process);
 			if (faultsOn && process.random() < failBefore) {
+				faulted(process);
 				seen.add('a query failed before its commit');
 				log(
 					() =>
@@ -231,17 +372,22 @@ export async function simulateCluster(
 			}
 		},
 		onRun: (query: Query) => {
-			if (query.step === 'select') return;
+			const call = calls.getStore();
+			if (query.step === 'select') {
+				if (call) call.readAt = schedule.now;
+				return;
+			}
+			const workflow = query.row.split(' ')[0];
+			if (call && query.step !== 'insert') lateness(query, workflow, call);
 			const data = model.rows.get(query.row)?.data;
-			// What a write removes is read off the row before it: a trim's removals are evictions.
-			const trims = (trimming.get(`${query.caller} ${query.row}`) ?? 0) > 0;
-			if (Array.isArray(data) && (trims || tracing)) rowBefore.set(query, [...data]);
+			// What a write removes (a trim's removals are evictions) or adds (claims, for History Size's order) is read
+			// off the row before it.
+			if (Array.isArray(data) && query.row.includes(' n:')) rowBefore.set(query, [...data]);
 			log(
 				() =>
 					`${query.caller} ${query.helper} ${query.step} "${query.row}" (${Array.isArray(data) ? data.length : 'absent'})`,
 			);
 			if (!query.row.includes(' n:')) return;
-			const workflow = query.row.split(' ')[0];
 			const writer = byName.get(query.caller)!;
 			const inside = holders.get(workflow) ?? new Set();
 			if (!inside.has(writer)) fail(`${writer.name} wrote ${query.row} outside a hold of its lock`);
@@ -267,18 +413,25 @@ export async function simulateCluster(
 						`  ${query.caller} "${query.row}": +[${named([...now].filter((e) => !was.has(e)))}] -[${named([...was].filter((e) => !now.has(e)))}]`,
 				);
 			}
+			if (query.step !== 'select' && query.row.includes(' n:')) claimsOrdered(query.row, before);
 			if (before && query.step === 'update' && trimming.get(`${query.caller} ${query.row}`)) {
 				const after = new Set(model.rows.get(query.row)?.data as string[]);
 				for (const entry of before) {
 					if (!after.has(entry)) {
 						evicted.add(`${query.row} ${entry}`);
 						seen.add('History Size evicted an entry');
+						const key = STATES.get(entry);
+						if (key !== undefined && isYoung(query.row, key)) {
+							evictedYoung.add(`${query.row} ${key}`);
+							seen.add('History Size evicted a young key');
+						}
 					}
 				}
 			}
 			const process = byName.get(query.caller)!;
 			await paused(process, 'after a query');
 			if (faultsOn && query.step !== 'select' && process.random() < failAfter) {
+				faulted(process);
 				seen.add('a query failed after its commit');
 				log(
 					() =>
@@ -296,14 +449,22 @@ export async function simulateCluster(
 		if (!helpers) {
 			const raw = model.helpersFor(workflow, nodeId, process.name);
 			const row = `${workflow} n:${nodeId}`;
+			// Each call's time sent, for the bounds' lateness (its queries run inside it).
+			const sent = async <T>(run: () => Promise<T>) =>
+				await calls.run({ sentAt: schedule.now }, run);
 			helpers = {
-				...raw,
+				getProcessedDataCount: async (scope, options) =>
+					await sent(async () => await raw.getProcessedDataCount(scope, options)),
+				removeProcessed: async (items, scope, options) =>
+					await sent(async () => await raw.removeProcessed(items, scope, options)),
+				clearAllProcessedItems: async (scope, options) =>
+					await sent(async () => await raw.clearAllProcessedItems(scope, options)),
 				checkProcessedAndRecord: async (items, scope, options) => {
 					const trims = scope === 'node' && options.maxEntries !== undefined;
 					const id = `${process.name} ${row}`;
 					if (trims) trimming.set(id, (trimming.get(id) ?? 0) + 1);
 					try {
-						return await raw.checkProcessedAndRecord(items, scope, options);
+						return await sent(async () => await raw.checkProcessedAndRecord(items, scope, options));
 					} finally {
 						if (trims) trimming.set(id, trimming.get(id)! - 1);
 					}
@@ -318,6 +479,7 @@ export async function simulateCluster(
 		const own = generator(seed * 31 + processes.length + 7);
 		const process = {
 			name,
+			faults: 0,
 			random: own,
 			dead: false,
 			queries: 0,
@@ -329,7 +491,10 @@ export async function simulateCluster(
 		process.clock = {
 			now: () => schedule.now + offset,
 			// A pause at any await: the process's waits end late too.
-			sleep: async (ms) => await schedule.sleep(ms + pause(process, 'in a wait'), alive(process)),
+			sleep: async (ms) => {
+				await schedule.sleep(ms + pause(process, 'in a wait'), alive(process));
+				await stalled(process);
+			},
 			random: own,
 		};
 		const turns = new Map<string, Promise<void>>();
@@ -341,6 +506,7 @@ export async function simulateCluster(
 			codesLeftIn: new Map(),
 			lockOf: (workflowId, helpers) => new WatchedLock(workflowId, helpers, process, turns),
 		};
+		if (swarm) priority.set(process, swarm.priorities[processes.length] ?? 0);
 		processes.push(process);
 		byName.set(name, process);
 		return process;
@@ -361,18 +527,137 @@ export async function simulateCluster(
 			prepare: () => Promise<unknown>,
 			work: (stillHeld: () => void) => Promise<T>,
 		): Promise<T> {
-			return await super.hold(prepare, async (stillHeld) => {
-				let inside = holders.get(this.workflow);
-				if (!inside) holders.set(this.workflow, (inside = new Set()));
-				inside.add(this.process);
-				try {
-					return await work(stillHeld);
-				} finally {
-					inside.delete(this.process);
+			const { workflow, process } = this;
+			const waiting = lockWaiters(workflow);
+			if (!waiting.has(process)) waitStarts.set(`${workflow} ${process.name}`, schedule.now);
+			waiting.set(process, (waiting.get(process) ?? 0) + 1);
+			let waits = true;
+			const waitStart = schedule.now;
+			const waited = () => {
+				if (!waits) return;
+				waits = false;
+				waitSpans.push({ workflow, process, from: waitStart, to: schedule.now });
+				const left = waiting.get(process)! - 1;
+				if (left > 0) waiting.set(process, left);
+				else {
+					waiting.delete(process);
+					waitStarts.delete(`${workflow} ${process.name}`);
 				}
-			});
+			};
+			lockChanged(workflow);
+			try {
+				return await super.hold(prepare, async (stillHeld) => {
+					let inside = holders.get(workflow);
+					if (!inside) holders.set(workflow, (inside = new Set()));
+					inside.add(process);
+					waited();
+					lockChanged(workflow);
+					try {
+						return await work(stillHeld);
+					} finally {
+						inside.delete(process);
+						lockChanged(workflow);
+					}
+				});
+			} finally {
+				waited();
+				lockChanged(workflow);
+			}
 		}
 	}
+
+	/**
+	 * False blocks: how long claims waited for each workflow's lock while no live process held it (since a live one
+	 * last did), and who waited meanwhile. Beyond FREE_BLOCK_MS it is a violation: a defect, unless every waiter was
+	 * held up beyond the held-up bound again and again (no clean stretch of a lease: mark, lease and grace).
+	 */
+	const waiters = new Map<string, Map<SimProcess, number>>();
+	/** Each wait for a lock that ended: who, from, to (the false blocks' classification). */
+	const waitSpans: Array<{ workflow: string; process: SimProcess; from: number; to: number }> = [];
+	const waitStarts = new Map<string, number>();
+	const lockWaiters = (workflow: string) => {
+		let waiting = waiters.get(workflow);
+		if (!waiting) waiters.set(workflow, (waiting = new Map()));
+		return waiting;
+	};
+	const blocked = new Map<
+		string,
+		{ ms: number; since?: number; first: number; who: Set<SimProcess>; told: boolean }
+	>();
+	const lockChanged = (workflow: string) => {
+		const live = (p: SimProcess) => !p.dead;
+		const held = [...(holders.get(workflow) ?? [])].some(live);
+		const waiting = [...lockWaiters(workflow).keys()].filter(live);
+		let block = blocked.get(workflow);
+		if (held) {
+			blocked.delete(workflow);
+			return;
+		}
+		if (waiting.length === 0) {
+			if (block?.since !== undefined) {
+				block.ms += schedule.now - block.since;
+				block.since = undefined;
+			}
+			return;
+		}
+		if (!block) {
+			block = { ms: 0, first: schedule.now, who: new Set(), told: false };
+			blocked.set(workflow, block);
+		}
+		for (const process of waiting) block.who.add(process);
+		if (block.since === undefined) block.since = schedule.now;
+		const ms = block.ms + schedule.now - block.since;
+		if (ms > FREE_BLOCK_MS && !block.told) {
+			block.told = true;
+			falseBlock(workflow, block, ms);
+		}
+		// Looked at again when the bound would pass with nothing changed.
+		if (!block.told)
+			schedule.at(schedule.now + FREE_BLOCK_MS - ms + 1, () => lockChanged(workflow));
+	};
+	/** A waiter's query failed: the store is not healthy, and the block's time starts again. */
+	const faulted = (process: SimProcess) => {
+		process.faults++;
+		for (const [workflow, block] of blocked) {
+			if (!lockWaiters(workflow).has(process)) continue;
+			block.ms = 0;
+			block.first = schedule.now;
+			if (block.since !== undefined) block.since = schedule.now;
+		}
+	};
+	/** The watch a waiter needs to take a dead holder's lock over: the mark's, the lease's, the jitter. */
+	const WATCH_MS =
+		KEYS_TIMING.lock.markAfterMs + KEYS_TIMING.lock.leaseMs + KEYS_TIMING.lock.breakJitterMs;
+	const falseBlock = (
+		workflow: string,
+		block: { first: number; who: Set<SimProcess> },
+		ms: number,
+	) => {
+		// Beyond held-up when no waiter had a watch's stretch, within one of its waits in the block, not held up beyond
+		// the bound (a waiter held up starts its watch again); a defect when one had it and the lock stayed blocked.
+		const spans = [
+			...waitSpans.filter((span) => span.workflow === workflow && span.to >= block.first),
+			...[...lockWaiters(workflow).keys()].map((process) => ({
+				process,
+				from: waitStarts.get(`${workflow} ${process.name}`) ?? block.first,
+				to: schedule.now,
+			})),
+		];
+		const heldThroughout = spans.every(({ process, from, to }) => {
+			let clean = Math.max(from, block.first);
+			for (const [heldFrom, heldTo] of heldUp.get(process) ?? []) {
+				if (heldTo < clean || heldFrom > to) continue;
+				if (heldFrom - clean >= WATCH_MS) return false;
+				clean = Math.max(clean, heldTo);
+			}
+			return to - clean < WATCH_MS;
+		});
+		seen.add('a free lock blocked claims past the bound');
+		fail(
+			`${workflow}'s lock, held by no live process, blocked claims for ${(ms / 1000).toFixed(0)} s (more than ${FREE_BLOCK_MS / 1000} s: a false block)`,
+			heldThroughout ? BOUNDS.heldUp.name : null,
+		);
+	};
 
 	// The service: what each event's creates did.
 	interface EventState {
@@ -400,6 +685,14 @@ export async function simulateCluster(
 	const isEvicted = (row: string, key: string) =>
 		evicted.has(`${row} ${hashOf(`claim:${key}`)}`) ||
 		evicted.has(`${row} ${hashOf(`open:${key}`)}`);
+	/** Forgotten as documented: evicted, and never while younger than History Size. */
+	const isForgotten = (row: string, key: string) =>
+		isEvicted(row, key) && !evictedYoung.has(`${row} ${key}`);
+	/** What a violation says of a key evicted young (History Size did not keep what the docs promise). */
+	const young = (row: string, key: string) =>
+		evictedYoung.has(`${row} ${key}`)
+			? ` (History Size ${historySize} evicted it with fewer than ${historySize} other keys claimed after it)`
+			: '';
 	const rowOfId = (id: string) => id.slice(0, id.lastIndexOf('/'));
 	const keyOfId = (id: string) => id.slice(id.lastIndexOf('/') + 1);
 	const creates = new Map<SimProcess, number>();
@@ -409,10 +702,12 @@ export async function simulateCluster(
 			const process = byName.get(processName)!;
 			const event = eventOf(id);
 			const row = rowOfId(id);
-			if (!isEvicted(row, keyOfId(id))) {
+			const key = keyOfId(id);
+			if (!isForgotten(row, key)) {
 				if (event.running > 0)
-					fail(`"${id}" sent by ${process.name} while another send of it runs`);
-				else if (event.created) fail(`"${id}" sent by ${process.name} after it was created`);
+					fail(`"${id}" sent by ${process.name} while another send of it runs${young(row, key)}`);
+				else if (event.created)
+					fail(`"${id}" sent by ${process.name} after it was created${young(row, key)}`);
 			}
 			event.sends++;
 			event.running++;
@@ -431,7 +726,9 @@ export async function simulateCluster(
 			void schedule.sleep(actsAt).then(() => {
 				if (acts) event.created = true;
 			});
-			const killedNow = kill && processes[kill.process] === process && kill.atCreate === count;
+			const killedNow = kills.some(
+				(kill) => processes[kill.process] === process && kill.atCreate === count,
+			);
 			const done = schedule.sleep(takes).then(() => event.running--);
 			if (killedNow) {
 				await schedule.sleep(process.random() * takes);
@@ -474,17 +771,39 @@ export async function simulateCluster(
 	);
 	const rowOfNode = (node: NodeSpec) => `${node.workflow} n:${node.nodeId}`;
 
+	/** Resend codes users left in the option, by node row (swarm: later runs list them). */
+	const leftIn = new Map<string, Set<string>>();
 	/** Runs still to finish (the simulation ends when none is left, or at the limit). */
 	let pendingRuns = 0;
 	let resends = 0;
 
-	/** What the run's items were told: their codes, their unknowns, their excuses. */
-	const heard = (node: NodeSpec, keys: string[], result: RunResult) => {
+	/**
+	 * What the run's items were told, in what n8n keeps (run.ts: the thrown error, or the hints and warnings, or each
+	 * error item under Continue): their codes, their unknowns, their excuses. A store failure told while the process's
+	 * queries all went through (none failed, none waited out the pool) is a false block.
+	 */
+	const heard = (
+		node: NodeSpec,
+		keys: string[],
+		result: RunResult,
+		process: SimProcess,
+		since: { at: number; faults: number },
+	) => {
 		const row = rowOfNode(node);
-		for (const { itemIndex, text, storeFailure } of result.errors) {
+		for (const { itemIndex, text, codes: itsCodes, storeFailure } of result.told) {
 			const id = `${row}/${keys[itemIndex]}`;
-			if (storeFailure) excused.add(id);
-			for (const code of text.match(CODES) ?? []) {
+			if (storeFailure) {
+				excused.add(id);
+				// A claim refused as n8n's database's (lockErrors.ts) with none of the process's queries failing.
+				if (process.faults === since.faults && /n8n's database could not check/.test(text)) {
+					const held = (heldUp.get(process) ?? []).some(([, to]) => to >= since.at);
+					fail(
+						`"${id}" told n8n's database failed, though none of ${process.name}'s queries failed in its run: a false block`,
+						held ? BOUNDS.heldUp.name : undefined,
+					);
+				}
+			}
+			for (const code of itsCodes) {
 				let codes = told.get(id);
 				if (!codes) told.set(id, (codes = new Set()));
 				codes.add(code);
@@ -494,6 +813,8 @@ export async function simulateCluster(
 				if ((text.match(CODES) ?? []).length === 0) unknownWithoutCode.add(id);
 			}
 		}
+		if (result.told.length < new Set(result.errors.map((e) => e.itemIndex)).size)
+			seen.add("a run's failed items not all in what n8n keeps");
 		const notWritten = result.counts.keysNotWritten;
 		for (const itemIndex of [
 			...notWritten.notMarked,
@@ -524,6 +845,15 @@ export async function simulateCluster(
 				pendingRuns--;
 				return;
 			}
+			// Codes users left in the option (swarm): every later run of the node lists them.
+			const left = leftIn.get(rowOfNode(node));
+			if (left && left.size > 0) {
+				codes = [...new Set([...codes, ...left])];
+				seen.add('a run listed codes left in the option');
+			}
+			const continueOnFail = swarm ? process.random() < swarm.continueOnFailP : false;
+			if (continueOnFail) seen.add('a run under continueOnFail');
+			const since = { at: schedule.now, faults: process.faults };
 			const ids = keys.map((key) => `${rowOfNode(node)}/${key}`);
 			process.running.add(ids);
 			log(
@@ -537,6 +867,7 @@ export async function simulateCluster(
 				keys,
 				codes,
 				executeData,
+				continueOnFail,
 				service,
 				timings: { maxRetryWaitMs: MAX_RETRY_WAIT_MS, timeoutMs: TIMEOUT_MS },
 				concurrency: process.random() < 0.3 ? 2 : 1,
@@ -545,10 +876,12 @@ export async function simulateCluster(
 				if (process.dead) return;
 				process.running.delete(ids);
 				pendingRuns--;
-				heard(node, keys, result);
+				heard(node, keys, result, process, since);
 				log(() => `${process.name} ran ${rowOfNode(node)} [${keys.join(' ')}]`);
 				for (const { itemIndex, text } of result.errors) log(() => `  item ${itemIndex}: ${text}`);
-				followUp(node, keys, result, executeData, process);
+				for (const { itemIndex, codes: itsCodes, text } of result.told)
+					log(() => `  told item ${itemIndex} (${itsCodes.join(' ') || 'no code'}): ${text}`);
+				followUp(node, keys, result, process);
 			});
 		});
 	};
@@ -561,17 +894,11 @@ export async function simulateCluster(
 	 * What users do after an unknown outcome: check the service; if the record is not there, enter the resend code
 	 * they were told (a new execution, or a retry of the failed one) — and sometimes leave it in the option (stale).
 	 */
-	const followUp = (
-		node: NodeSpec,
-		keys: string[],
-		result: RunResult,
-		executeData: Record<string, unknown>,
-		ranOn: SimProcess,
-	) => {
-		for (const { itemIndex, text } of result.errors) {
+	const followUp = (node: NodeSpec, keys: string[], result: RunResult, ranOn: SimProcess) => {
+		for (const { itemIndex, codes: itsCodes } of result.told) {
 			const key = keys[itemIndex];
 			const id = `${rowOfNode(node)}/${key}`;
-			const codes = [...(text.match(CODES) ?? []), ...(told.get(id) ?? [])];
+			const codes = [...itsCodes, ...(told.get(id) ?? [])];
 			if (codes.length === 0 || resends >= 6) continue;
 			resends++;
 			const code = codes[Math.floor(random() * codes.length)];
@@ -583,15 +910,22 @@ export async function simulateCluster(
 				pendingRuns--;
 				if (eventOf(id).created) return;
 				seen.add('a user entered a resend code');
-				if (retry) startRun(schedule.now, node, keys, [code], liveProcess, executeData);
-				else startRun(schedule.now, node, [key], [code], liveProcess);
+				if (swarm && random() < swarm.codesLeftIn) {
+					const row = rowOfNode(node);
+					leftIn.set(row, new Set([...(leftIn.get(row) ?? []), code]));
+				}
+				// A retry of the failed execution: its own copy of the record n8n saved with it.
+				if (retry && result.saved) {
+					const copy = JSON.parse(JSON.stringify(result.saved)) as Record<string, unknown>;
+					startRun(schedule.now, node, keys, [code], liveProcess, copy);
+				} else startRun(schedule.now, node, [key], [code], liveProcess);
 				if (random() < 0.3) {
 					seen.add('a stale code entered again');
 					startRun(schedule.now + random() * 120_000, node, [key], [code], liveProcess);
 				}
 			});
 		}
-		if (settings.redeliver && result.errors.length > 0 && random() < 0.3) {
+		if (redeliver && result.errors.length > 0 && random() < 0.3) {
 			seen.add('a failed run delivered again');
 			startRun(schedule.now + random() * 30_000, node, keys, [], () =>
 				random() < 0.5 ? ranOn : liveProcess(),
@@ -600,7 +934,7 @@ export async function simulateCluster(
 	};
 
 	for (let index = 0; index < processCount; index++) {
-		const process = makeProcess(`p${index}`, Math.round((random() * 2 - 1) * 5000));
+		const process = makeProcess(`p${index}`, Math.round((random() * 2 - 1) * clockSkewMs));
 		let at = random() * 2_000;
 		const runs = 1 + Math.floor(random() * 3);
 		for (let run = 0; run < runs; run++) {
@@ -611,7 +945,7 @@ export async function simulateCluster(
 				() => `event-${Math.floor(random() * keysPerNode)}`,
 			);
 			startRun(at, node, keys, [], () => process);
-			if (settings.redeliver && random() < 0.4) {
+			if (redeliver && random() < 0.4) {
 				// The same events again: queued in the same process while the first runs, or in another.
 				const same = random() < 0.5;
 				if (same) seen.add('a duplicate queued in one process');
@@ -627,18 +961,19 @@ export async function simulateCluster(
 	for (const [id, event] of events) {
 		const row = rowOfId(id);
 		const key = keyOfId(id);
-		if (isEvicted(row, key)) continue;
+		if (isForgotten(row, key)) continue;
 		const data = model.rows.get(row)?.data;
 		const held = new Set(Array.isArray(data) ? data : []);
 		const claimed = held.has(hashOf(`claim:${key}`));
 		const open = held.has(hashOf(`open:${key}`));
 		if (event.created && !claimed && !open)
-			fail(`"${id}" was created, and is erased from the store`);
+			fail(`"${id}" was created, and is erased from the store${young(row, key)}`);
 		if (open && !claimed) {
 			const codes = [...(told.get(id) ?? [])];
 			if (!codes.some((code) => held.has(hashOf(`code:${code} ${key}`)))) {
 				if (diedWith.has(id)) seen.add('a kill left an unknown key with a code no one was told');
-				else fail(`"${id}" is unknown, and no one was told a resend code it takes`);
+				else
+					fail(`"${id}" is unknown, and no one was told a resend code it takes${young(row, key)}`);
 			}
 		}
 	}
@@ -646,7 +981,7 @@ export async function simulateCluster(
 		if (
 			(events.get(id)?.sends ?? 0) === 0 &&
 			!excused.has(id) &&
-			!isEvicted(rowOfId(id), keyOfId(id))
+			!isForgotten(rowOfId(id), keyOfId(id))
 		)
 			fail(
 				`"${id}" was never sent, and an item was told its outcome is unknown without a word why`,
@@ -698,13 +1033,18 @@ const SERVICE_NODE = {
 	position: [0, 0],
 	parameters: {},
 } as INode;
+/** The simulation's keys (swarm.ts draws up to 30 a node). */
+const KEYS = Array.from({ length: 40 }, (_, n) => `event-${n}`);
 /** The states' entries of the simulation's keys, by hash (for the trace). */
 const NAMES = new Map(
-	Array.from({ length: 10 }, (_, n) => `event-${n}`).flatMap((key) =>
+	KEYS.flatMap((key) =>
 		['claim', 'open'].map((state) => [hashOf(`${state}:${key}`), `${state}:${key}`] as const),
 	),
 );
+/** The key of a `claim:` entry, by hash; of either state's entry. */
+const CLAIMS = new Map(KEYS.map((key) => [hashOf(`claim:${key}`), key]));
+const STATES = new Map(
+	KEYS.flatMap((key) => ['claim', 'open'].map((state) => [hashOf(`${state}:${key}`), key])),
+);
 /** An item's error for a key whose outcome is unknown (idempotencyKeys.ts, unknownKeyError). */
 const UNKNOWN_KEY = /outcome of the create with Idempotency Key/;
-/** A resend code as errors and warnings print it (resendCodes.ts). */
-const CODES = /\b[23456789ABCDEFGHJKMNPQRSTVWXYZ]{8}\b/g;

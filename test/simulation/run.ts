@@ -17,6 +17,9 @@ import { RunRecord } from '../../nodes/InvoiceService/exactlyOnce/runRecord';
 import {
 	keyWarnings,
 	noCounts,
+	runHints,
+	withStopReport,
+	type Failed,
 	type RunCounts,
 } from '../../nodes/InvoiceService/exactlyOnce/runReport';
 import { prepareAheadAndSend } from '../../nodes/InvoiceService/helpers/pool';
@@ -42,17 +45,39 @@ export interface RunSpec {
 	keys: string[];
 	/** Options → Resend Unknown Outcomes Of. */
 	codes: string[];
-	/** What n8n keeps of the node run (the run record): the same object for a retry of a failed execution. */
+	/**
+	 * The node run's execute data, where the run record lives: a copy of the failed execution's saved one for a retry
+	 * (n8n gives each retry its own copy), a fresh object otherwise.
+	 */
 	executeData: Record<string, unknown>;
+	/** The node's On Error setting is Continue: each failed item is an error item, and the run returns. */
+	continueOnFail?: boolean;
 	service: Service;
 	timings: { maxRetryWaitMs: number; timeoutMs: number };
 	concurrency: number;
 }
 
-/** What the run told its user: each failed item's error text, and the run's counts (its warnings come from them). */
+/** What an item was told, in what n8n keeps of the run. */
+export interface Told {
+	itemIndex: number;
+	text: string;
+	/** The resend codes told for it: those the text pairs with the item ("item 2 (code X)"), else all it holds. */
+	codes: string[];
+	storeFailure: boolean;
+}
+
+/**
+ * What the run told its user, as n8n keeps it: a run that throws keeps one error (the router's, with its stop report:
+ * withStopReport), a run that returns its hints and warnings, and under Continue each error item. `errors` are every
+ * item's own error (for the trace only: n8n keeps no more than the thrown one). `saved`: the execute data n8n saves
+ * with a failed execution (undefined when the run returned: nothing to retry).
+ */
 export interface RunResult {
-	errors: Array<{ itemIndex: number; text: string; storeFailure: boolean }>;
+	told: Told[];
+	errors: Array<{ itemIndex: number; text: string }>;
 	counts: RunCounts;
+	threw: boolean;
+	saved?: Record<string, unknown>;
 }
 
 const OPERATION = 'invoice/create';
@@ -81,7 +106,7 @@ export async function runNode(spec: RunSpec): Promise<RunResult> {
 			name === 'options.idempotencyKey' ? KEY_EXPRESSION : fallback,
 		getExecuteData: () => spec.executeData,
 		getMode: () => 'trigger',
-		continueOnFail: () => false,
+		continueOnFail: () => spec.continueOnFail ?? false,
 		helpers: spec.helpers,
 	} as unknown as IExecuteFunctions;
 	const operation = {
@@ -90,14 +115,19 @@ export async function runNode(spec: RunSpec): Promise<RunResult> {
 			await spec.service.create(process.name, `${row}/${prepared.body.eventId}`),
 	} as unknown as Operation;
 
+	const continueOnFail = spec.continueOnFail ?? false;
 	const record = RunRecord.of(context, { toolCall: false });
 	const counts = noCounts(codes);
-	const result: RunResult = { errors: [], counts };
+	const result: RunResult = { told: [], errors: [], counts, threw: false };
 	let keysOfRun: IdempotencyKeys;
 	try {
 		keysOfRun = IdempotencyKeys.of(context, node.settings, process.keys);
 	} catch (error) {
-		result.errors.push({ itemIndex: 0, text: String(error), storeFailure: true });
+		// The router's prepareRun: thrown before any item (under Continue, every item gets it).
+		const text = `${(error as Error).message} ${(error as { description?: string }).description ?? ''}`;
+		const told = continueOnFail ? keys.map((_, itemIndex) => itemIndex) : [0];
+		result.told = told.map((itemIndex) => ({ itemIndex, text, codes: [], storeFailure: true }));
+		result.threw = !continueOnFail;
 		return result;
 	}
 	const step = new ItemStep(
@@ -113,32 +143,123 @@ export async function runNode(spec: RunSpec): Promise<RunResult> {
 		},
 		items.length,
 	);
-	const turns: RunTurns = { results: [], alreadyCreated: [], failures: [], notResent: [] };
+	const turns: RunTurns = {
+		results: new Array(items.length),
+		alreadyCreated: new Array(items.length),
+		failures: [],
+		notResent: [],
+	};
+	const handled = new Set<number>();
 	await prepareAheadAndSend({
 		count: items.length,
 		concurrency: spec.concurrency,
 		lookAhead: spec.concurrency,
 		prepare: (itemIndex) => operation.prepare.call(context, itemIndex),
-		send: async (itemIndex, take) => await step.turn(itemIndex, take, turns, false),
+		send: async (itemIndex, take) => {
+			handled.add(itemIndex);
+			await step.turn(itemIndex, take, turns, continueOnFail);
+		},
 		shouldStop: () => turns.failures.length > 0,
 		yieldToEventLoop: async () => await process.clock.sleep(0),
 	});
-	for (const { itemIndex, error } of [...turns.failures, ...turns.notResent]) {
-		const text = `${error.message} ${error.description ?? ''}`;
-		result.errors.push({
-			itemIndex,
-			text,
-			storeFailure: /n8n's database|stayed locked/.test(text),
-		});
-	}
 	await step.keysWritten();
-	if (result.errors.length > 0) record.seal(OPERATION);
-	else record.forget();
-	// A claim ahead that gave up on another execution's flight, its item not sent, is told only in a warning.
-	const warnings = keyWarnings(counts);
-	for (const { itemIndex, code } of counts.keysNotWritten.expiredUnsent) {
-		const text = warnings.find((warning) => warning.includes(code)) ?? '';
-		result.errors.push({ itemIndex, text, storeFailure: false });
+	const { failures, notResent } = turns;
+	const failed: Failed[] = [...failures, ...notResent];
+	const own = new Map(failed.map(({ error }) => [error, textOf(error.message, error.description)]));
+	for (const { itemIndex, error } of failed)
+		result.errors.push({ itemIndex, text: own.get(error)! });
+	if (failed.length > 0) {
+		// As the router does: seal the record, throw one error with the stop report; n8n keeps that one.
+		record.seal(OPERATION);
+		const thrown = withStopReport({
+			failures,
+			notResent,
+			record,
+			createdId: (json) => json.id as string | undefined,
+			handled,
+			count: items.length,
+			counts,
+		});
+		const thrownIndex = failed.find(({ error }) => error === thrown)!.itemIndex;
+		const ownText = own.get(thrown)!;
+		const full = textOf(thrown.message, thrown.description);
+		const report = full.startsWith(ownText) ? full.slice(ownText.length) : full;
+		result.told = tellItems(items.length, [ownText], report, [thrownIndex], thrownIndex);
+		result.threw = true;
+		result.saved = JSON.parse(JSON.stringify(spec.executeData)) as Record<string, unknown>;
+		return result;
 	}
+	// The run returns: under Continue, each error item is told its own error; the hints and warnings are kept.
+	const errorItems = turns.results.flatMap((item, itemIndex) => {
+		const error = item?.json.error as { message: string; description?: string } | undefined;
+		return error ? [{ itemIndex, text: textOf(error.message, error.description) }] : [];
+	});
+	for (const { itemIndex, text } of errorItems) result.errors.push({ itemIndex, text });
+	if (errorItems.length > 0) record.seal(OPERATION);
+	else record.forget();
+	const hints = [...runHints(counts), ...keyWarnings(counts)].join(' ');
+	result.told = tellItems(
+		items.length,
+		[],
+		hints,
+		items.map((_, itemIndex) => itemIndex),
+		undefined,
+		errorItems,
+	);
 	return result;
 }
+
+const textOf = (message: string, description?: string | null) =>
+	`${message} ${description ?? ''}`.trim();
+
+/**
+ * Who of the run's items was told what: the thrown item its own error (`own`), each item the sentences of the report
+ * (or hints) that name it ("item 2") and those after them naming none, the first sentences naming none every item of
+ * `unnamed`, and under Continue each error item its own error.
+ */
+function tellItems(
+	count: number,
+	own: string[],
+	report: string,
+	unnamed: number[],
+	thrownIndex: number | undefined,
+	errorItems: Array<{ itemIndex: number; text: string }> = [],
+): Told[] {
+	const texts = new Map<number, string[]>();
+	const add = (itemIndex: number, text: string) => {
+		if (itemIndex < 0 || itemIndex >= count) return;
+		let list = texts.get(itemIndex);
+		if (!list) texts.set(itemIndex, (list = []));
+		list.push(text);
+	};
+	if (thrownIndex !== undefined) for (const text of own) add(thrownIndex, text);
+	for (const { itemIndex, text } of errorItems) add(itemIndex, text);
+	const paired = new Map<number, string[]>();
+	// A sentence naming no item goes on about the items the one before named (a way forward after a warning).
+	let about = unnamed;
+	for (const sentence of report.split(/(?<=\.)\s+/)) {
+		if (sentence.trim() === '') continue;
+		const named = [...sentence.matchAll(/\bitem (\d+)\b/gi)].map((match) => Number(match[1]));
+		if (named.length > 0) about = [...new Set(named)];
+		for (const itemIndex of about) add(itemIndex, sentence);
+		for (const match of sentence.matchAll(/\bitem (\d+) \(code ([0-9A-Z]{8})\)/gi)) {
+			const itemIndex = Number(match[1]);
+			paired.set(itemIndex, [...(paired.get(itemIndex) ?? []), match[2]]);
+		}
+	}
+	return [...texts].map(([itemIndex, parts]) => {
+		const text = parts.join(' ');
+		const all = [...new Set(text.match(CODES) ?? [])];
+		const ownCodes = itemIndex === thrownIndex ? (own.join(' ').match(CODES) ?? []) : [];
+		const pairs = paired.get(itemIndex);
+		return {
+			itemIndex,
+			text,
+			codes: pairs ? [...new Set([...pairs, ...ownCodes])] : all,
+			storeFailure: /n8n's database|stayed locked/.test(text),
+		};
+	});
+}
+
+/** A resend code as errors and warnings print it (resendCodes.ts). */
+export const CODES = /\b[23456789ABCDEFGHJKMNPQRSTVWXYZ]{8}\b/g;
