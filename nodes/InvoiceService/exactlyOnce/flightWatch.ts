@@ -5,14 +5,19 @@
  * - a waiter, from its second look on, checks `watched:<key>` (adding it: the key is watched) and the key's end
  *   marks `end:<n> <key>` (n = 1..END_MARKS; its check adds those that are not there, and its removal takes them
  *   out again): which of them the row holds is the key's sign;
- * - a flight that ends other than created (given back, unknown, or given up on by a waiter) while the key is
- *   watched adds its lowest missing end mark (all there: they all go), in the same hold as its end: the sign
- *   changes with every such end;
+ * - a flight that ends other than created (given back, unknown) while the key is watched adds its lowest missing
+ *   end mark (all there: they all go), in the same hold as its end: the sign changes with every such end (a give-up
+ *   ends the flight too: below);
  * - a waiter gives up only on the flight with the sign it watched for the whole wait, with `watched:` there all
  *   along (a look that finds it missing starts the watch again: an end meanwhile may not have been marked).
+ * - a waiter whose wait is over (its look finds the key created or unknown, gives up on it, or finds it free and
+ *   claims it) takes out `watched:` and every end mark of the key: the flight it watched has ended, so another
+ *   waiter's next look, missing `watched:`, starts its watch again, as that end would make it. Nothing of a key's
+ *   watch stays in the row after its last waiter (rowBatch.ts has room for WATCHED_KEYS keys waited for at once
+ *   beyond History Size).
  * A created key is not followed by a new flight (only History Size's eviction could do it). The sign repeats only
- * after END_MARKS + 1 ends between two looks of one waiter. `watched:` stays (one entry per watched key, trimmed
- * with the oldest), so that a later end is marked while any waiter may still watch.
+ * after END_MARKS + 1 ends between two looks of one waiter. `watched:` stays while a waiter waits, so that a later
+ * end is marked while any waiter may still watch.
  */
 
 export const END_MARKS = 16;

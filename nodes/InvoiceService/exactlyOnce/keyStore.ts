@@ -14,8 +14,10 @@ import { RowLock, systemClock, type Clock, type LockHelpers } from './rowLock';
  * - `open:<key>` alone: outcome unknown (no claim holds it any more, the outcome stays open);
  * - neither: released, or never seen.
  * An unknown outcome also has its resend code (resendCodes.ts) as an entry `code:<code> <key>`, added when it became
- * unknown: a claim that lists codes checks theirs too, takes an unknown key over only when one of them is there,
- * and takes out the entries of the codes it lists whatever it finds (a code is used once).
+ * unknown: a claim that lists codes checks theirs too (with their uses, `used:<code> <key>`), takes an unknown key
+ * over only when one of them is there unused, and takes out the entries of the codes it lists whatever it finds (a
+ * code is used once). History Size counts keys: the row's limit has room for each key's state, for the entries of
+ * keys waited for, and for every entry a check adds and the batch takes out again (rowBatch.ts, rowLimit).
  * A claim checks both entries (a new key: both added, now in flight); an outcome removes one (created: `open:`,
  * unknown: `claim:`) or both (released). Only a claim that finds the key created or unknown takes out the entry
  * its check added. A key marked created late (past `noExpiryBefore`) also has its `claim:` checked in again: another
@@ -83,8 +85,9 @@ export interface NodeRow {
 	helpers: StoreHelpers;
 	historySize: number;
 	/**
-	 * This process's code entries that a removal could not take out, by row (KeysProcess.codesLeftIn): taken out with
-	 * the row's next removal. A claim that lists resend codes checks their entries for its key, which adds those not
+	 * This process's code entries (`code:`, and the uses `used:` beside them) that a removal could not take out, by
+	 * row (KeysProcess.codesLeftIn): taken out with the row's next removal, and counted in the row's limit until then
+	 * (rowBatch.ts, rowLimit). A claim that lists resend codes checks their entries for its key, which adds those not
 	 * there; left in, one would look like a code issued for that key, and a later claim listing it (the code still in
 	 * the option) would take the key over once it is unknown, unchecked. Taking one out later is right (a code is
 	 * random and issued once) but for one a batch keeps: a waiter's give-up code, which each of its looks checks.

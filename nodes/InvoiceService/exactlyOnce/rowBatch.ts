@@ -1,7 +1,7 @@
 import type { IDeduplicationOutput } from 'n8n-workflow';
 
 import type { ClaimAnswer, ClaimOp, NodeRow, Outcome, OutcomeOp, RowBatch } from './keyStore';
-import { endEntries, endMarksToRemove, signOf, watchedEntry } from './flightWatch';
+import { END_MARKS, endEntries, endMarksToRemove, signOf, watchedEntry } from './flightWatch';
 import { asLockError, leftInFlightError, tooLateError } from './lockErrors';
 import type { Clock } from './rowLock';
 
@@ -13,10 +13,40 @@ import type { Clock } from './rowLock';
 const CLAIM = 'claim:';
 const OPEN = 'open:';
 const CODE = 'code:';
+const USED = 'used:';
 /** A resend code's entry for a key. */
 const codeEntry = (code: string, key: string) => `${CODE}${code} ${key}`;
-/** A code's use, written by the very check that takes the key over: a code entry left in is never used twice. */
-const usedEntry = (code: string, key: string) => `used:${code} ${key}`;
+/**
+ * A code's use, checked with the code's entry by every claim listing the code and taken out with it: written by the
+ * very check that takes the key over, it stays exactly as long as that code entry does (a removal takes both out in
+ * one write, a trim the older code entry first), so a code entry left in is never used twice.
+ */
+const usedEntry = (code: string, key: string) => `${USED}${code} ${key}`;
+/** The entries a failed removal leaves that any later removal may take out (NodeRow.codesLeftIn). */
+const leftOverKind = (entry: string) => entry.startsWith(CODE) || entry.startsWith(USED);
+
+/**
+ * How many entries of the node's row one key's state holds at most: in flight `claim:` and `open:`; outcome unknown
+ * `open:` and its resend code; created `claim:` (and the code of a give-up its late mark came after).
+ */
+export const KEY_ENTRIES = 2;
+/**
+ * Keys waited for at once (flightWatch.ts) that the row has room for beyond History Size's keys: each holds
+ * `watched:` and up to END_MARKS end marks while a waiter waits for it (a waiter's last look takes them out).
+ */
+export const WATCHED_KEYS = 100;
+
+/**
+ * The row's limit, the `maxEntries` of the checks that trim it: History Size keys' state (KEY_ENTRIES each), the
+ * watch entries of WATCHED_KEYS keys, this process's entries left in by failed removals (taken out with the next),
+ * and `adding`, the entries the check adds (what the batch's removal takes out again among them). n8n trims the
+ * oldest entries: a key is forgotten only once the entries written after it outnumber all that, so only after
+ * History Size other keys got any entry after it (claimed, resent, made unknown), whatever else the row holds.
+ */
+export function rowLimit(row: NodeRow, adding: number): number {
+	const leftIn = row.codesLeftIn.get(row.scope)?.size ?? 0;
+	return KEY_ENTRIES * row.historySize + WATCHED_KEYS * (1 + END_MARKS) + leftIn + adding;
+}
 
 /** The answers whose claim's removal takes out a state entry its check added: left in, the key looks in flight. */
 const LEAVES_IN_FLIGHT = new Set<string>(['created', 'unknown', 'expired']);
@@ -130,11 +160,9 @@ export async function writeRow(
 		if (outcomeEntries.length > 0) {
 			try {
 				stillHeld();
-				const { processed } = await record(
-					row,
-					outcomeEntries,
-					row.historySize + outcomeEntries.length,
-				);
+				// Sent without a limit (it never trims): the claims' check of the batch has already trimmed the row,
+				// and what this one adds (a code, `watched:`) is one entry for an entry the removal takes out.
+				const { processed } = await record(row, outcomeEntries);
 				await markEnds(row, ending, new Set(processed.map(String)), remove, stillHeld);
 			} catch (error) {
 				failure = error;
@@ -217,10 +245,10 @@ async function checkClaims(
 	stillHeld();
 	if (batch.before === undefined) batch.before = await count(row);
 	stillHeld();
-	// Room for History Size keys, the second entry of each new claim and the codes checked and taken out again. A
-	// check that could trim is sent without a limit (its count then tells whether a failed check was written) and
-	// the row is trimmed after.
-	const cap = row.historySize + claims.length + (claimEntries.length - 2 * claims.length);
+	// Room for History Size keys, the watch entries of keys waited for, the entries left in and every entry the check
+	// adds (rowLimit). A check that could trim is sent without a limit (its count then tells whether a failed check
+	// was written) and the row is trimmed after.
+	const cap = rowLimit(row, new Set(claimEntries).size);
 	const before = batch.before;
 	const trims = before + new Set(claimEntries).size > cap;
 	let held: Set<string>;
@@ -291,7 +319,7 @@ async function removeWithRetries(
 			return;
 		}
 	}
-	const codes = remove.filter((entry) => entry.startsWith(CODE));
+	const codes = remove.filter(leftOverKind);
 	if (codes.length > 0) {
 		const left = row.codesLeftIn.get(row.scope) ?? new Set<string>();
 		for (const entry of codes) left.add(entry);
@@ -322,7 +350,7 @@ async function undo(
 		await removeWithRetries(row, () => claimEntries, stillHeld);
 		return;
 	}
-	const codes = claimEntries.filter((entry) => entry.startsWith(CODE));
+	const codes = claimEntries.filter(leftOverKind);
 	if (after !== undefined && codes.length > 0)
 		await removeWithRetries(row, () => codes, stillHeld).catch(() => undefined);
 	throw leftInFlightError();
@@ -348,22 +376,27 @@ function decide(claim: ClaimOp, held: Set<string>, remove: string[]): ClaimAnswe
 	const { key, codes, expireFlight, expiryCode, watch } = claim;
 	const claimed = held.has(CLAIM + key);
 	const open = held.has(OPEN + key);
-	// The listed codes' entries go whatever the key's state: added by the check, used now, or left over. A use
-	// stays, but the check's own for a code not taken.
+	// The listed codes' entries go whatever the key's state (added by the check, used now, or left over), each with
+	// its use: a use matters only while its code entry is there.
 	const used = (code: string) => held.has(usedEntry(code, key));
 	const taking = codes.find((code) => held.has(codeEntry(code, key)) && !used(code));
-	for (const code of codes) {
-		remove.push(codeEntry(code, key));
-		if (code !== taking && !used(code)) remove.push(usedEntry(code, key));
-	}
+	for (const code of codes) remove.push(codeEntry(code, key), usedEntry(code, key));
 	const expiry = expireFlight && expiryCode ? codeEntry(expiryCode, key) : undefined;
 	// The flight watched, still in flight: watched all along (`watched:` there) and no end marked since (the sign).
 	const sign = watch ? signOf(key, held) : undefined;
 	const same = watch !== undefined && held.has(watchedEntry(key)) && watch.sign === sign;
 	const answer = decideState(key, claimed, open, expireFlight && same, taking, remove);
 	if (expiry && answer !== 'expired') remove.push(expiry);
-	// The end marks the check added go, but for a give-up: it is a flight's end, marked for the other waiters.
-	if (watch) remove.push(...endMarksToRemove(key, held, answer === 'expired'));
+	// A waiter still waiting keeps `watched:` and takes out the end marks its check added. One whose wait is over
+	// (created, unknown, given up on, or new: the flight it watched has ended) takes out every watch entry of the key:
+	// another waiter's next look then misses `watched:` and starts its watch again (flightWatch.ts), as it would at
+	// that end; kept, they would stay in the row for good.
+	if (watch)
+		remove.push(
+			...(answer === 'flight'
+				? endMarksToRemove(key, held, false)
+				: [watchedEntry(key), ...endEntries(key)]),
+		);
 	if (answer === 'flight' && sign !== undefined) return { flight: sign, same };
 	return answer;
 }
