@@ -403,6 +403,54 @@ describe('keys claimed ahead and a small History Size', () => {
 	});
 });
 
+describe('History Size counts keys (issue 51)', () => {
+	it('twelve events each delivered twice, the second waiting for the first: with History Size 20 all twelve stay Already Created, nothing sent again', async () => {
+		const nodeId = randomUUID();
+		const { seen } = service();
+		useTiming({ flight: { pollMinMs: 20, pollMaxMs: 40 } });
+		const options = { options: { historySize: 20 } };
+		for (let n = 0; n < 12; n++) {
+			// The first delivery, in another process, is being sent; this one waits (and watches the flight) until that
+			// process marks it created.
+			setState(nodeId, `event-${n}`, 'flight');
+			const run = runInvoiceService(keyed(nodeId, [event(n)], options));
+			await sleep(150);
+			await whenUnlocked(() => setState(nodeId, `event-${n}`, 'created'));
+			const { outputs } = await run;
+			expect(outputs[1]).toHaveLength(1);
+		}
+		const again = await runInvoiceService(keyed(nodeId, [event(0), event(1)], options));
+		expect(again.outputs[1].map((item) => item.json.idempotencyKey)).toEqual([
+			'event-0',
+			'event-1',
+		]);
+		expect(seen).toEqual([]);
+		// Nothing of the waits stays: one entry per key (before, each wait's `watched:` entry counted towards History
+		// Size, and the first event was forgotten and sent again).
+		expect(entriesOf(nodeId)).toHaveLength(12);
+	});
+
+	it('resend codes left in the option take no place: History Size 5 keeps the five keys created while it listed codes', async () => {
+		const nodeId = randomUUID();
+		const { seen } = service();
+		// Every created mark checks its key's claim in again (no margin): a check of the outcomes in each batch.
+		useTiming({ flight: { marginMs: 0 } });
+		const options = {
+			options: {
+				historySize: 5,
+				resendUnknownOf: `${LEFT_ON}, A2345678, B2345678, C2345678, D2345678`,
+			},
+		};
+		const items = Array.from({ length: 5 }, (_, n) => event(800 + n));
+		const first = await runInvoiceService(keyed(nodeId, items, options));
+		expect(first.outputs[0]).toHaveLength(5);
+		const again = await runInvoiceService(keyed(nodeId, items, options));
+		expect(again.outputs[1]).toHaveLength(5);
+		expect(seen).toEqual(items.map((_, n) => 800 + n));
+		expect(entriesOf(nodeId)).toHaveLength(5);
+	});
+});
+
 describe("a run's keys go to the store together", () => {
 	it('60 keyed items: each created once, with a handful of writes of the row, not two per item', async () => {
 		const nodeId = randomUUID();
