@@ -61,7 +61,7 @@ export interface RunSpec {
 export interface Told {
 	itemIndex: number;
 	text: string;
-	/** The resend codes told for it: those the text pairs with the item ("item 2 (code X)"), else all it holds. */
+	/** The resend codes told for it: those the report pairs with it ("item 2 (code X)") and its own error's, else all its text holds. */
 	codes: string[];
 	storeFailure: boolean;
 }
@@ -232,8 +232,11 @@ function tellItems(
 		if (!list) texts.set(itemIndex, (list = []));
 		list.push(text);
 	};
-	if (thrownIndex !== undefined) for (const text of own) add(thrownIndex, text);
-	for (const { itemIndex, text } of errorItems) add(itemIndex, text);
+	/** Each item's own error, as n8n keeps it: the thrown one's, an error item's. */
+	const ownTexts = new Map<number, string>();
+	if (thrownIndex !== undefined) ownTexts.set(thrownIndex, own.join(' '));
+	for (const { itemIndex, text } of errorItems) ownTexts.set(itemIndex, text);
+	for (const [itemIndex, text] of ownTexts) add(itemIndex, text);
 	const paired = new Map<number, string[]>();
 	// A sentence naming no item goes on about the items the one before named (a way forward after a warning).
 	let about = unnamed;
@@ -250,7 +253,7 @@ function tellItems(
 	return [...texts].map(([itemIndex, parts]) => {
 		const text = parts.join(' ');
 		const all = [...new Set(text.match(CODES) ?? [])];
-		const ownCodes = itemIndex === thrownIndex ? (own.join(' ').match(CODES) ?? []) : [];
+		const ownCodes = ownTexts.get(itemIndex)?.match(CODES) ?? [];
 		const pairs = paired.get(itemIndex);
 		return {
 			itemIndex,
