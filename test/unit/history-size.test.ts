@@ -170,26 +170,30 @@ describe("a waiter's watch entries (issue 51, defect 4)", () => {
 		expect([...data()].sort()).toEqual([hashOf('open:A'), hashOf('code:E2345678 A')].sort());
 	});
 
-	it("the watch entries of keys still waited for take no key's place: History Size 3, the three newest keys stay with WATCHED_KEYS keys' watch entries written after them", async () => {
-		const { store, row, put, stateOf, data } = setUp(3);
-		// Long ago: created keys; then three keys in flight in other processes; then the watch entries of
-		// WATCHED_KEYS keys waited for, every end mark there.
-		put(...Array.from({ length: 5 }, (_, n) => `claim:old-${n}`));
-		const newest = ['K1', 'K2', 'K3'];
-		for (const key of newest) put(`claim:${key}`, `open:${key}`);
-		for (let n = 0; n < WATCHED_KEYS; n++) {
-			const key = `waited-${n}`;
-			put(watchedEntry(key), ...endEntries(key));
-		}
-		expect(data()).toHaveLength(5 + KEY_ENTRIES * 3 + WATCHED_KEYS * (1 + END_MARKS));
-		// A batch that adds every kind of entry and no key: a re-delivery listing codes, a waiter's look.
-		const answers = await Promise.all([
-			store.check(row, 'K2', { ...plain, codes: OPTION }),
-			store.check(row, 'K3', { ...plain, watch: {} }),
-		]);
-		expect(answers).toEqual(['flight', { flight: '', same: false }]);
-		expect(newest.map(stateOf)).toEqual(['flight', 'flight', 'flight']);
-		// Only what was older than the newest keys went.
-		expect(stateOf('old-0')).toBe('none');
-	});
+	it.each([3, WATCHED_KEYS + 20])(
+		"the watch entries of keys still waited for take no key's place: History Size %i, its newest keys stay with as many keys' watch entries written after them as the row has room for",
+		async (historySize) => {
+			const { store, row, put, stateOf, data } = setUp(historySize);
+			const waited = Math.min(historySize, WATCHED_KEYS);
+			// Long ago: created keys; then History Size keys in flight in other processes; then the watch entries of
+			// the keys waited for that the row has room for (History Size's, at most WATCHED_KEYS), all end marks there.
+			put(...Array.from({ length: 5 }, (_, n) => `claim:old-${n}`));
+			const newest = Array.from({ length: historySize }, (_, n) => `K${n + 1}`);
+			for (const key of newest) put(`claim:${key}`, `open:${key}`);
+			for (let n = 0; n < waited; n++) {
+				const key = `waited-${n}`;
+				put(watchedEntry(key), ...endEntries(key));
+			}
+			expect(data()).toHaveLength(5 + KEY_ENTRIES * historySize + waited * (1 + END_MARKS));
+			// A batch that adds every kind of entry and no key: a re-delivery listing codes, a waiter's look.
+			const answers = await Promise.all([
+				store.check(row, 'K2', { ...plain, codes: OPTION }),
+				store.check(row, 'K3', { ...plain, watch: {} }),
+			]);
+			expect(answers).toEqual(['flight', { flight: '', same: false }]);
+			expect(newest.map(stateOf)).toEqual(newest.map(() => 'flight'));
+			// Only what was older than the newest keys went.
+			expect(stateOf('old-0')).toBe('none');
+		},
+	);
 });

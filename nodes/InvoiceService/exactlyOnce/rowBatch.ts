@@ -31,21 +31,23 @@ const leftOverKind = (entry: string) => entry.startsWith(CODE) || entry.startsWi
  */
 export const KEY_ENTRIES = 2;
 /**
- * Keys waited for at once (flightWatch.ts) that the row has room for beyond History Size's keys: each holds
- * `watched:` and up to END_MARKS end marks while a waiter waits for it (a waiter's last look takes them out).
+ * Keys waited for at once (flightWatch.ts) that the row has room for beyond History Size's keys (as many as History
+ * Size when it is smaller): each holds `watched:` and up to END_MARKS end marks while a waiter waits for it (a
+ * waiter's last look takes them out).
  */
 export const WATCHED_KEYS = 100;
 
 /**
  * The row's limit, the `maxEntries` of the checks that trim it: History Size keys' state (KEY_ENTRIES each), the
- * watch entries of WATCHED_KEYS keys, this process's entries left in by failed removals (taken out with the next),
+ * watch entries of WATCHED_KEYS keys (or History Size), this process's entries left in by failed removals (taken out with the next),
  * and `adding`, the entries the check adds (what the batch's removal takes out again among them). n8n trims the
  * oldest entries: a key is forgotten only once the entries written after it outnumber all that, so only after
  * History Size other keys got any entry after it (claimed, resent, made unknown), whatever else the row holds.
  */
 export function rowLimit(row: NodeRow, adding: number): number {
 	const leftIn = row.codesLeftIn.get(row.scope)?.size ?? 0;
-	return KEY_ENTRIES * row.historySize + WATCHED_KEYS * (1 + END_MARKS) + leftIn + adding;
+	const watched = Math.min(row.historySize, WATCHED_KEYS);
+	return KEY_ENTRIES * row.historySize + watched * (1 + END_MARKS) + leftIn + adding;
 }
 
 /** The answers whose claim's removal takes out a state entry its check added: left in, the key looks in flight. */
