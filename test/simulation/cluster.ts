@@ -246,6 +246,7 @@ export async function simulateCluster(
 		if ([...holders.values()].some((inside) => inside.has(process)))
 			seen.add('killed holding the lock');
 		for (const waiter of process.waiting.splice(0)) waiter(false);
+		restartBlocks(process);
 		for (const workflow of WORKFLOWS) lockChanged(workflow);
 	};
 
@@ -618,6 +619,10 @@ export async function simulateCluster(
 	/** A waiter's query failed: the store is not healthy, and the block's time starts again. */
 	const faulted = (process: SimProcess) => {
 		process.faults++;
+		restartBlocks(process);
+	};
+	/** A waiter failed or died: what it watched is lost, and the block's time starts again. */
+	const restartBlocks = (process: SimProcess) => {
 		for (const [workflow, block] of blocked) {
 			if (!lockWaiters(workflow).has(process)) continue;
 			block.ms = 0;
