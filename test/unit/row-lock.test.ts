@@ -159,6 +159,7 @@ const SHORT: LockTiming = {
 	gapMs: 1000,
 	graceMs: 50,
 	breakJitterMs: 10,
+	breakJitterMaxMs: 50,
 	maxWaitMs: 10_000,
 	pollMinMs: 5,
 	pollMaxMs: 20,
@@ -373,5 +374,45 @@ describe('a waiter whose looks each wait long for a connection (issue 51, defect
 		expect(took).toBe(true);
 		freeDead();
 		await dead;
+	}, 15_000);
+});
+
+describe('a dead lock and waiters that come one after another (issue 51, false blocks)', () => {
+	it("is taken over a lease after the first waiter's mark: later waiters' marks do not start the lease again", async () => {
+		// Before: every mark changed the count, and any change started every waiter's lease again, so a waiter coming
+		// every few seconds (a new run in another process) kept a dead lock from ever being taken over.
+		const timing = { ...SHORT, markAfterMs: 100, leaseMs: 1000, maxWaitMs: 8000 };
+		const model = new StoreModel({});
+		const lockOf = (caller: string) =>
+			new RowLock(
+				WORKFLOW,
+				model.helpersFor(WORKFLOW, 'n', caller) as never,
+				realClock(),
+				new Map(),
+				timing,
+			);
+		let freeDead!: () => void;
+		const dead = lockOf('dead').hold(
+			async () => undefined,
+			async () => await new Promise<void>((resolve) => (freeDead = resolve)),
+		);
+		await sleep(20);
+		const started = performance.now();
+		let firstIn: number | undefined;
+		const waiters = [0, 400, 800].map(async (after, index) => {
+			await sleep(after);
+			await lockOf(`w${index}`).hold(
+				async () => undefined,
+				async () => {
+					firstIn ??= performance.now() - started;
+				},
+			);
+		});
+		await Promise.all(waiters);
+		freeDead();
+		await dead;
+		// The first waiter marks at 100 ms, its lease ends at 1.1 s, then a jitter (≤ 50 ms) and the grace (50 ms).
+		// Started again by the others' marks (at 0.5 s and 0.9 s), it would end at 1.9 s at the soonest.
+		expect(firstIn).toBeLessThan(1700);
 	}, 15_000);
 });

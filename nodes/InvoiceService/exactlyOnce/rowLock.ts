@@ -59,8 +59,18 @@ const markD = (n: number) => `${LOCK} d${n}`;
 const all = (count: number, entry: (n: number) => string) =>
 	Array.from({ length: count }, (_, index) => entry(index + 1));
 /** Every entry a lock of this package can hold: a row made only of these is a lock's (or its remains). */
+/**
+ * Taker stamps: a take-over adds TAKER_STAMPS of them (one of TAKERS each, at random) besides its identity, so that a
+ * take-over grows the row by more than any mark (a mark adds 2): a waiter tells a mark (its lease runs on) from a
+ * take-over (a new holder, maybe: its lease starts again).
+ */
+const TAKERS = 1000;
+const TAKER_STAMPS = 10;
+const takerStamp = (n: number) => `${LOCK} t${n}`;
+/** The most a row grows between two looks by marks alone (two waiters' marks): more is a take-over. */
+const MARKS_GROWTH = 4;
 const OURS = [LOCK, ...all(SLOTS, stamp), ...all(IDS, idA), ...all(IDS, idB), ...all(MARKS, markC)];
-OURS.push(...all(MARKS, markD));
+OURS.push(...all(MARKS, markD), ...all(TAKERS, takerStamp));
 
 const ENTRIES = { mode: 'entries' } as const;
 
@@ -81,10 +91,27 @@ interface Watch {
 	since: number;
 	last: number;
 	marker?: string[];
+	/** This process's take-overs of this lock lost with its identity in the row (takeOverWatched). */
+	collisions?: number;
+	/** The count at the watch's start (its growth since: about two entries a waiter). */
+	first: number;
+	/** How long the last look took (the taker's jitter grows with it). */
+	lookMs: number;
 }
+
+/** A confirmed taking's time; undefined when not held (a collision too). */
+const held = (outcome: number | { collided: number } | undefined) =>
+	typeof outcome === 'number' ? outcome : undefined;
 
 /** One process's hold of a workflow's lock at a time; the database lock orders the processes. */
 const local = new Map<string, Promise<void>>();
+
+/**
+ * What a process has watched of each workflow's lock, by its turns map (one per process): the next waiter of the
+ * process goes on with it, and so marks a lock at most once (issue 51: every new waiter's mark changed the count,
+ * which starts every waiter's lease again, and a dead lock with claims arriving was never taken over).
+ */
+const watchesOf = new WeakMap<Map<string, Promise<void>>, Map<string, Watch>>();
 
 export class RowLock {
 	constructor(
@@ -136,46 +163,25 @@ export class RowLock {
 	private async acquire(prepare: () => Promise<unknown>): Promise<number> {
 		const started = this.clock.now();
 		let delay = this.timing.pollMinMs;
-		let watch: Watch | undefined;
-		for (;;) {
+		let watches = watchesOf.get(this.turns);
+		if (!watches) watchesOf.set(this.turns, (watches = new Map()));
+		let watch = watches.get(this.workflowId);
+		for (let looks = 0; ; looks++) {
 			const sentAt = this.clock.now();
 			const count = await this.count();
-			const now = this.clock.now();
-			// Before the mark, a look sent long after the last one answered (this process paused) does not vouch for what
-			// happened between them: the watch starts again. A slow answer is no such gap (a waiter whose queries each
-			// wait seconds for a connection must still mark, issue 51). Once marked, the marker vouches: while it is there
-			// the row was never deleted, and a lock's row only grows, so an unchanged count is the same hold. A change
-			// (another waiter's mark, a taker's identity) starts the lease again from when it was seen; the marker stays,
-			// so that waiters' marks do not wipe out each other's.
-			const paused = !watch?.marker && watch !== undefined && sentAt - watch.last > this.timing.gapMs;
-			if (!watch || watch.count !== count || paused) {
-				watch = { count, since: now, last: now, marker: watch?.marker };
+			// An earlier waiter's watch goes on only if the lock is as it left it: what changed while no one here looked
+			// is not known (a hand-over, a take-over), so its marker and lease are not trusted then.
+			if (looks === 0 && watch?.count !== count) watch = undefined;
+			watch = this.watched(watch, count, sentAt);
+			const step = await this.next(prepare, count, watch);
+			if (step.taken !== undefined) {
+				watches.delete(this.workflowId);
+				return step.taken;
 			}
-			watch.last = now;
-			let taken: number | undefined;
-			// The count alone cannot tell two holds in a row apart (issue 42): the lease counts from the waiter's mark.
-			if (count === 0) taken = await this.taken(prepare, () => this.tryInsert());
-			else if (!watch.marker && now - watch.since >= this.timing.markAfterMs) {
-				const markedAt = this.clock.now();
-				const marked = await this.mark();
-				if (marked === 'no lock') {
-					taken = await this.taken(prepare, () => this.takeOver(count));
-					watch = undefined;
-				} else if (marked && 'certain' in marked) {
-					// The row was gone: the mark's check inserted a lock, this process's.
-					taken = await this.confirmed(prepare, marked, markedAt);
-					watch = undefined;
-				} else if (marked) {
-					const at = this.clock.now();
-					watch = { count: count + marked.added, since: at, last: at, marker: marked.marker };
-				} else watch = undefined;
-			} else if (watch.marker && now - watch.since >= this.timing.leaseMs) {
-				const marker = watch.marker;
-				taken = await this.taken(prepare, () => this.takeOver(count, marker));
-				watch = undefined;
-			}
-			if (taken !== undefined) return taken;
-			if (this.clock.now() - started > this.timing.maxWaitMs) {
+			watch = step.watch;
+			if (watch) watches.set(this.workflowId, watch);
+			else watches.delete(this.workflowId);
+			if (this.waitedOut(started, watch)) {
 				throw new LockError(
 					'busy',
 					`The Idempotency Key lock of this workflow in n8n's database stayed taken for ${Math.round((this.clock.now() - started) / 1000)} s`,
@@ -186,6 +192,120 @@ export class RowLock {
 		}
 	}
 
+	/**
+	 * Whether a claim has waited long enough to fail: maxWaitMs, or, for a waiter that marked the lock, until its
+	 * lease has run and it took over (a dead lock is taken over by the waiters that watched it, not left to the next
+	 * ones, which would start their watch anew), at most a lease and the longest jitter more.
+	 */
+	private waitedOut(started: number, watch: Watch | undefined): boolean {
+		const { maxWaitMs, leaseMs, breakJitterMaxMs } = this.timing;
+		const now = this.clock.now();
+		const waited = now - started;
+		if (waited <= maxWaitMs) return false;
+		const leaseRuns = watch?.marker !== undefined && now - watch.since < leaseMs + breakJitterMaxMs;
+		return !leaseRuns || waited > maxWaitMs + leaseMs + breakJitterMaxMs;
+	}
+
+	/**
+	 * The watch after a look that found `count` entries (sent at `sentAt`); none when there is no row (no lock, and
+	 * no marker of this process's either).
+	 */
+	private watched(watch: Watch | undefined, count: number, sentAt: number): Watch | undefined {
+		const now = this.clock.now();
+		const lookMs = now - sentAt;
+		if (count === 0) return undefined;
+		// No look vouches for the time before it (a waiter may pause, or its looks wait for connections): the mark is
+		// a write, and the lease counts from it, while the marker is there the row was never deleted, and a lock's row
+		// only grows, so an unchanged count is the same hold however far apart the looks (issue 51: a waiter whose
+		// looks each took over 2 s never marked).
+		if (!watch) return { count, since: now, last: now, first: count, lookMs };
+		if (watch.count === count) return { ...watch, last: now, lookMs };
+		// Before the mark, a grown count is other waiters' marks, or a taker's identity, or a new lock missed between
+		// two looks (marked early: one write the more): the time to the mark runs on (each waiter restarting it on each
+		// other's mark, a dozen waiters marked one after another, 8 s apart). Once marked, marks (2 entries each) let
+		// the lease run on, and a take-over (its identity and 10 taker stamps) starts it again, as does a row that
+		// shrank (a write landing over another); the marker stays, so that waiters' marks do not wipe out each other's.
+		const growth = count - watch.count;
+		const marks = growth > 0 && (!watch.marker || growth <= MARKS_GROWTH);
+		return { ...watch, count, since: marks ? watch.since : now, last: now, lookMs };
+	}
+
+	/**
+	 * The longest random wait before this waiter takes over (and again after each collision, doubled): long enough
+	 * that the waiters of the moment (about one for two entries the row grew by while watched) rarely look and write
+	 * within each other's take-over (three queries, each about as long as the last look), at least breakJitterMs and
+	 * at most breakJitterMaxMs.
+	 */
+	private jitterMs(watch: Watch): number {
+		const waiters = 1 + Math.max(0, watch.count - watch.first) / 2;
+		const window = 3 * watch.lookMs;
+		const spread = 4 * waiters * window * 2 ** Math.min(watch.collisions ?? 0, 5);
+		return Math.min(this.timing.breakJitterMaxMs, Math.max(this.timing.breakJitterMs, spread));
+	}
+
+	/** What a look leads to: the lock taken (its time), or the watch to go on with. */
+	private async next(
+		prepare: () => Promise<unknown>,
+		count: number,
+		watch: Watch | undefined,
+	): Promise<{ taken?: number; watch?: Watch }> {
+		const now = this.clock.now();
+		if (!watch) return { taken: await this.taken(prepare, () => this.tryInsert()) };
+		if (!watch.marker) {
+			if (now - watch.since < this.timing.markAfterMs) return { watch };
+			const markedAt = this.clock.now();
+			const marked = await this.mark();
+			// No LOCK in the row: told apart by the take-over (never 'not watched' without a marker).
+			if (marked === 'no lock') {
+				const attempt = async () => {
+					await this.clock.sleep(Math.floor(this.clock.random() * this.timing.breakJitterMs));
+					const taking = await this.takeOver(count);
+					return taking === 'not watched' || taking === 'changed' ? undefined : taking;
+				};
+				return { taken: await this.taken(prepare, attempt) };
+			}
+			// The row was gone: the mark's check inserted a lock, this process's.
+			if (marked && 'certain' in marked) {
+				return { taken: held(await this.confirmed(prepare, marked, markedAt)) };
+			}
+			if (!marked) return {};
+			const at = this.clock.now();
+			const after = { ...watch, count: count + marked.added, since: at, last: at };
+			return { watch: { ...after, marker: marked.marker } };
+		}
+		if (now - watch.since < this.timing.leaseMs) return { watch };
+		return await this.takeOverWatched(prepare, count, { ...watch, marker: watch.marker });
+	}
+
+	/**
+	 * Takes over the lock watched, marked, for the lease. Changed before the write, or lost to another taker: the
+	 * marker is still there (the row was never deleted), and the lease starts again (dropping it, a waiter marked
+	 * anew, and its mark made the taker that won lose too). Lost with its identity in the row and more besides:
+	 * every taker of that moment lost (each finds the others' identities), so the lock is taken over again after a
+	 * random wait (jitterMs) that doubles with each such loss, not a lease later (issue 51: a dozen waiters, their leases run
+	 * out at the same change, took over together again and again).
+	 */
+	private async takeOverWatched(
+		prepare: () => Promise<unknown>,
+		count: number,
+		watch: Watch & { marker: string[] },
+	): Promise<{ taken?: number; watch?: Watch }> {
+		await this.clock.sleep(Math.floor(this.clock.random() * this.jitterMs(watch)));
+		const sentAt = this.clock.now();
+		const taking = await this.takeOver(count, watch.marker);
+		if (taking === 'not watched') return {};
+		// Changed since the last look: the next look tells a mark (taken over then) from a take-over (a lease again).
+		if (taking === 'changed') return { watch };
+		const outcome = taking ? await this.confirmed(prepare, taking, sentAt) : undefined;
+		if (typeof outcome === 'number') return { taken: outcome };
+		const at = this.clock.now();
+		if (outcome === undefined) return { watch: { ...watch, count: -1, since: at, last: at } };
+		// Taken over again once the next look finds the count the collision left (the jitter first, doubled).
+		const collisions = (watch.collisions ?? 0) + 1;
+		const since = at - this.timing.leaseMs;
+		return { watch: { ...watch, count: outcome.collided, since, last: at, collisions } };
+	}
+
 	/** Runs one attempt to take the lock, then `prepare` with the lock's last check (confirmed). */
 	private async taken(
 		prepare: () => Promise<unknown>,
@@ -193,18 +313,20 @@ export class RowLock {
 	): Promise<number | undefined> {
 		const sentAt = this.clock.now();
 		const taking = await attempt();
-		return taking ? await this.confirmed(prepare, taking, sentAt) : undefined;
+		return taking ? held(await this.confirmed(prepare, taking, sentAt)) : undefined;
 	}
 
 	/**
-	 * Whether a taking sent at `sentAt` holds the lock (then `prepare` runs, and the time is returned). A failure
-	 * once the lock may be this process's gives it back (a lock left taken would stall every worker for the lease).
+	 * Whether a taking sent at `sentAt` holds the lock (then `prepare` runs, and the time is returned); `collided`:
+	 * a take-over whose identity is in the row with more besides (another taker's, or a waiter's mark), with the
+	 * count it found. A failure once the lock may be this process's gives it back (a lock left taken would stall
+	 * every worker for the lease).
 	 */
 	private async confirmed(
 		prepare: () => Promise<unknown>,
 		taking: Taking,
 		sentAt: number,
-	): Promise<number | undefined> {
+	): Promise<number | { collided: number } | undefined> {
 		let held = taking.certain;
 		try {
 			if (taking.certain) {
@@ -222,7 +344,8 @@ export class RowLock {
 			// Not this process's alone for certain (another may have written the same row at the same time): held
 			// only if, after the grace, the row holds its identity and nothing more than its own write added.
 			await this.clock.sleep(this.timing.graceMs);
-			if (!(await this.stillMine(taking.identity, taking.expected))) return undefined;
+			const verdict = await this.stillMine(taking.identity, taking.expected);
+			if (verdict !== 'mine') return verdict === 'not mine' ? undefined : { collided: verdict };
 			held = true;
 			await prepare();
 			return sentAt;
@@ -291,24 +414,24 @@ export class RowLock {
 	 * process's identity to the row: no delete that could land on the next holder's lock. A row with entries no
 	 * lock of this package writes is another node's: left as it was, and refused.
 	 */
-	private async takeOver(watched: number, marker?: string[]): Promise<Taking | undefined> {
-		await this.clock.sleep(Math.floor(this.clock.random() * this.timing.breakJitterMs));
-		if ((await this.count()) !== watched) return undefined;
-		if (marker !== undefined) {
-			// Deleted and taken again since the mark (the check then added the marker to the new lock): not the lock
-			// watched. Gone: the check's INSERT (with LOCK) is a lock of this process's.
-			const items = [LOCK, ...marker];
-			const still = await this.checkUnlessInserted(items);
-			if (!still) return undefined;
-			if (still.new === items) return { certain: true, identity: marker, written: items.length };
-			if (still.new.length > 0) return undefined;
-		}
+	private async takeOver(
+		watched: number,
+		marker?: string[],
+	): Promise<Taking | 'not watched' | 'changed' | undefined> {
+		if ((await this.count()) !== watched) return 'changed';
 		const identity = this.identity();
-		const entries = [LOCK, ...identity];
+		const stamps = Array.from({ length: TAKER_STAMPS }, () =>
+			takerStamp(1 + Math.floor(this.clock.random() * TAKERS)),
+		);
+		// The marker and the identity in one write: the fewer queries between the last look and the write, the fewer
+		// waiters take over at the same moment (both then lose, and the lock waits a lease more).
+		const entries = [LOCK, ...(marker ?? []), ...identity, ...stamps];
 		const answer = await this.checkUnlessInserted(entries);
 		if (!answer) return undefined;
-		// Gone meanwhile: inserted, ours.
+		// Gone meanwhile: inserted with LOCK, a lock of this process's.
 		if (answer.new === entries) return { certain: true, identity, written: entries.length };
+		// Deleted and taken again since the mark (the marker is not there): not the lock watched.
+		if (marker?.some((entry) => answer.new.includes(entry))) return 'not watched';
 		if (!answer.new.includes(LOCK)) {
 			return { certain: false, identity, expected: watched + answer.new.length };
 		}
@@ -337,18 +460,23 @@ export class RowLock {
 	}
 
 	/**
-	 * Whether the row still holds this lock's identity and has `expected` entries (no other process added to it).
-	 * Checking adds what is missing: to another process's lock (its count changes, nothing else); a row gone is
-	 * inserted by the check as a lock of this process's (LOCK and its identity): held for certain.
+	 * Whether the row still holds this lock's identity and has `expected` entries (no other process added to it);
+	 * the count found when it holds the identity with more besides. Checking adds what is missing: to another
+	 * process's lock (its count changes, nothing else); a row gone is inserted by the check as a lock of this
+	 * process's (LOCK and its identity): held for certain.
 	 */
-	private async stillMine(identity: string[], expected: number): Promise<boolean> {
+	private async stillMine(
+		identity: string[],
+		expected: number,
+	): Promise<'mine' | 'not mine' | number> {
 		// Counted first: if the identity is found after, the row is the one written, and so is the count (seed 28460).
 		const count = await this.count();
 		const items = [LOCK, ...identity];
 		const answer = await this.checkUnlessInserted(items);
-		if (!answer) return false;
-		if (answer.new === items) return true;
-		return answer.processed.length === items.length && count === expected;
+		if (!answer) return 'not mine';
+		if (answer.new === items) return 'mine';
+		if (answer.processed.length !== items.length) return 'not mine';
+		return count === expected ? 'mine' : count;
 	}
 
 	/** Whether the row holds this lock's identity (a check: it adds what is missing, as stillMine's). */
@@ -366,7 +494,7 @@ export class RowLock {
 	 */
 	private async removeIfMine(identity: string[], written: number, sentAt: number): Promise<void> {
 		if ((await this.count()) === 0) return;
-		if (await this.stillMine(identity, written)) await this.unlock(sentAt);
+		if ((await this.stillMine(identity, written)) === 'mine') await this.unlock(sentAt);
 	}
 
 	/**

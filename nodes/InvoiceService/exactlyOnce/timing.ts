@@ -31,8 +31,13 @@ export const KEYS_TIMING = {
 		 * reads the row and writes it back in two queries, the second waiting up to 20 s for a pool connection.
 		 */
 		graceMs: 25_000,
-		/** A taker waits up to this long (at random) and looks again, so that two waiters rarely take over at once. */
+		/**
+		 * A taker waits at random up to this long, or longer with more waiters and slower looks (up to
+		 * breakJitterMaxMs), and looks again, so that two waiters rarely take over at once.
+		 */
 		breakJitterMs: 1_000,
+		/** The longest random wait before a take-over (and after takers collided). */
+		breakJitterMaxMs: 30_000,
 		/** How long a claim waits for the lock before its item fails with nothing sent. */
 		maxWaitMs: 90_000,
 		/**
