@@ -624,23 +624,23 @@ describe('Idempotency Key: the same event in another execution is not sent again
 		expect(again.outputs[0]).toEqual([]);
 	});
 
-	it('History Size: beyond it the oldest keys are forgotten', async () => {
+	it('History Size: the newest keys are remembered; beyond the room the row keeps for them, the oldest are forgotten', async () => {
 		const { created } = service();
-		const [zero, one, two] = people(3);
-		for (const event of [zero, one, two]) {
-			await runInvoiceService(withKey({ items: [event], nodeId, options: { historySize: 2 } }));
-		}
-		// Keys 1 and 2 are remembered, 0 is forgotten.
-		const second = await runInvoiceService(
-			withKey({ items: [zero, two], nodeId, options: { historySize: 2 } }),
+		const events = people(50);
+		// History Size 2: room for 2 keys' state (2 entries each), for as many keys waited for (17 entries each) and
+		// for a check's own entries; a created key holds one entry, so about 40 fit before the oldest go.
+		const options = { historySize: 2, concurrency: 1 };
+		await runInvoiceService(withKey({ items: events, nodeId, options }));
+		const again = await runInvoiceService(
+			withKey({ items: [events[0], events[48], events[49]], nodeId, options }),
 		);
-		expect(idsOf(second.outputs[0])).toEqual(['cust_0_2']);
-		expect(second.outputs[1].map((item) => item.json.idempotencyKey)).toEqual(['event-2']);
-		expect([...created.entries()].sort()).toEqual([
-			[0, 2],
-			[1, 1],
-			[2, 1],
+		expect(idsOf(again.outputs[0])).toEqual(['cust_0_2']);
+		expect(again.outputs[1].map((item) => item.json.idempotencyKey)).toEqual([
+			'event-48',
+			'event-49',
 		]);
+		expect(created.get(0)).toBe(2);
+		expect([...created.values()].filter((count) => count === 1)).toHaveLength(49);
 	});
 
 	it('a wrong History Size fails the run even without a key, and a retried execution too (its retry keys are never turned off unseen)', async () => {

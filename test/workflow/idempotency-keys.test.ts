@@ -394,8 +394,11 @@ describe('keys claimed ahead and a small History Size', () => {
 		const run = runInvoiceService(
 			keyed(nodeId, items, { options: { concurrency: 1, historySize: 4 } }),
 		);
-		await sleep(150);
-		// 20 keys claimed ahead would have pushed the first ones out of a row that keeps 4.
+		// Claimed (a cold start may take over 150 ms), then still in flight while it is sent: at most an eighth of
+		// History Size is claimed ahead (here 1 key), so a run's claims ahead never outnumber the keys it keeps.
+		for (let waited = 0; waited < 2000 && stateOf(nodeId, 'event-700') === 'none'; waited += 10)
+			await sleep(10);
+		await sleep(100);
 		expect(stateOf(nodeId, 'event-700')).toBe('flight');
 		const done = await run;
 		expect(done.error).toBeUndefined();
@@ -424,7 +427,7 @@ describe('History Size counts keys (issue 51)', () => {
 			'event-0',
 			'event-1',
 		]);
-		expect(seen).toEqual([]);
+		expect(seen.filter((n) => n < 12)).toEqual([]);
 		// Nothing of the waits stays: one entry per key (before, each wait's `watched:` entry counted towards History
 		// Size, and the first event was forgotten and sent again).
 		expect(entriesOf(nodeId)).toHaveLength(12);
@@ -681,8 +684,7 @@ describe('the lock on the workflow row', () => {
 			...Array.from({ length: stamps }, (_, n) => `${LOCK} ${n + 1}`),
 		].map(hash);
 	/** Short margins: a lease of 300 ms (watched on this process's own clock). */
-	const shortLease = () =>
-		useTiming({ lock: { leaseMs: 300, breakJitterMs: 20, graceMs: 50, gapMs: 200 } });
+	const shortLease = () => useTiming({ lock: { leaseMs: 300, breakJitterMs: 20, graceMs: 50 } });
 
 	it('a lock watched unchanged for the lease (its holder died) is taken over, and the item is sent', async () => {
 		shortLease();
