@@ -19,7 +19,6 @@ describe("a waiter and two holds of the lock in a row with the same entry count 
 			markAfterMs: 150,
 			writeMs: 300,
 			releaseMs: 1500,
-			gapMs: 1000,
 			graceMs: 50,
 			breakJitterMs: 10,
 			maxWaitMs: 20_000,
@@ -57,7 +56,7 @@ describe("a waiter and two holds of the lock in a row with the same entry count 
 			timing,
 		);
 		// The waiter is paused across the hand-over from the first hold to the second (from the end of the first's
-		// work to the start of the second's: well under gapMs), so that it misses the gap between them.
+		// work to the start of the second's), so that it misses the gap between them.
 		let resume!: () => void;
 		const hold = async () =>
 			await holder.hold(
@@ -101,7 +100,6 @@ describe('a dead holder’s lock and several waiting processes', () => {
 			markAfterMs: 150,
 			writeMs: 300,
 			releaseMs: 500,
-			gapMs: 1000,
 			graceMs: 50,
 			breakJitterMs: 10,
 			maxWaitMs: 6000,
@@ -156,7 +154,6 @@ const SHORT: LockTiming = {
 	markAfterMs: 100,
 	writeMs: 300,
 	releaseMs: 500,
-	gapMs: 1000,
 	graceMs: 50,
 	breakJitterMs: 10,
 	breakJitterMaxMs: 50,
@@ -342,14 +339,14 @@ describe('the lock never removes what it does not hold (issue 51, defect 1)', ()
 
 describe('a waiter whose looks each wait long for a connection (issue 51, defect 6)', () => {
 	it("still marks and takes a dead holder's lock over", async () => {
-		// Before: each look took longer than gapMs, so every look started the watch again, and the lock was never
+		// Before: each look took longer than the 2 s gap that started a watch again, and the lock was never
 		// taken over: every claim failed "stayed locked".
 		const model = new StoreModel({
 			beforeQuery: async ({ caller, helper }) => {
 				if (caller === 'w' && helper === 'getProcessedDataCount') await sleep(150);
 			},
 		});
-		const timing = { ...SHORT, gapMs: 100, leaseMs: 600, maxWaitMs: 5000 };
+		const timing = { ...SHORT, leaseMs: 600, maxWaitMs: 5000 };
 		const lockOf = (caller: string) =>
 			new RowLock(
 				WORKFLOW,

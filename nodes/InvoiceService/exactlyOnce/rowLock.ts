@@ -97,6 +97,9 @@ interface Watch {
 	first: number;
 	/** How long the last look took (the taker's jitter grows with it). */
 	lookMs: number;
+	/** When this waiter marks: markAfterMs and up to half of it more, at random (marks at one instant overwrite
+	 * each other: n8n writes the row back whole). */
+	markAfterMs: number;
 }
 
 /** A confirmed taking's time; undefined when not held (a collision too). */
@@ -195,15 +198,16 @@ export class RowLock {
 	/**
 	 * Whether a claim has waited long enough to fail: maxWaitMs, or, for a waiter that marked the lock, until its
 	 * lease has run and it took over (a dead lock is taken over by the waiters that watched it, not left to the next
-	 * ones, which would start their watch anew), at most a lease and the longest jitter more.
+	 * ones, which would start their watch anew), at most two more rounds of a lease, the longest jitter and the grace
+	 * (takers at one instant all lose, and take over again).
 	 */
 	private waitedOut(started: number, watch: Watch | undefined): boolean {
-		const { maxWaitMs, leaseMs, breakJitterMaxMs } = this.timing;
+		const { maxWaitMs, leaseMs, breakJitterMaxMs, graceMs } = this.timing;
 		const now = this.clock.now();
 		const waited = now - started;
 		if (waited <= maxWaitMs) return false;
 		const leaseRuns = watch?.marker !== undefined && now - watch.since < leaseMs + breakJitterMaxMs;
-		return !leaseRuns || waited > maxWaitMs + leaseMs + breakJitterMaxMs;
+		return !leaseRuns || waited > maxWaitMs + 2 * (leaseMs + breakJitterMaxMs + graceMs);
 	}
 
 	/**
@@ -218,15 +222,18 @@ export class RowLock {
 		// a write, and the lease counts from it, while the marker is there the row was never deleted, and a lock's row
 		// only grows, so an unchanged count is the same hold however far apart the looks (issue 51: a waiter whose
 		// looks each took over 2 s never marked).
-		if (!watch) return { count, since: now, last: now, first: count, lookMs };
+		if (!watch) {
+			const markAfterMs = this.timing.markAfterMs * (1 + this.clock.random() / 2);
+			return { count, since: now, last: now, first: count, lookMs, markAfterMs };
+		}
 		if (watch.count === count) return { ...watch, last: now, lookMs };
-		// Before the mark, a grown count is other waiters' marks, or a taker's identity, or a new lock missed between
-		// two looks (marked early: one write the more): the time to the mark runs on (each waiter restarting it on each
-		// other's mark, a dozen waiters marked one after another, 8 s apart). Once marked, marks (2 entries each) let
-		// the lease run on, and a take-over (its identity and 10 taker stamps) starts it again, as does a row that
-		// shrank (a write landing over another); the marker stays, so that waiters' marks do not wipe out each other's.
+		// Marks (2 entries each) let the time to the mark and the lease run on (each waiter restarting them on each
+		// other's mark, a dozen waiters marked one after another, 8 s apart, and no lease ran out); a take-over (its
+		// identity and 10 taker stamps) starts them again, as does a row that shrank (a write landing over another),
+		// so that no mark lands within a taker's grace; the marker stays, so that waiters' marks do not wipe out each
+		// other's.
 		const growth = count - watch.count;
-		const marks = growth > 0 && (!watch.marker || growth <= MARKS_GROWTH);
+		const marks = growth > 0 && growth <= MARKS_GROWTH;
 		return { ...watch, count, since: marks ? watch.since : now, last: now, lookMs };
 	}
 
@@ -252,7 +259,7 @@ export class RowLock {
 		const now = this.clock.now();
 		if (!watch) return { taken: await this.taken(prepare, () => this.tryInsert()) };
 		if (!watch.marker) {
-			if (now - watch.since < this.timing.markAfterMs) return { watch };
+			if (now - watch.since < watch.markAfterMs) return { watch };
 			const markedAt = this.clock.now();
 			const marked = await this.mark();
 			// No LOCK in the row: told apart by the take-over (never 'not watched' without a marker).
@@ -293,7 +300,12 @@ export class RowLock {
 		await this.clock.sleep(Math.floor(this.clock.random() * this.jitterMs(watch)));
 		const sentAt = this.clock.now();
 		const taking = await this.takeOver(count, watch.marker);
-		if (taking === 'not watched') return {};
+		// The marker was not there: the row was deleted and taken again, or two writes at one instant overwrote it
+		// (n8n writes the row back whole). The write put it back: the lease starts again from it.
+		if (taking === 'not watched') {
+			const at = this.clock.now();
+			return { watch: { ...watch, count: -1, since: at, last: at } };
+		}
 		// Changed since the last look: the next look tells a mark (taken over then) from a take-over (a lease again).
 		if (taking === 'changed') return { watch };
 		const outcome = taking ? await this.confirmed(prepare, taking, sentAt) : undefined;

@@ -7,10 +7,12 @@ export const KEYS_TIMING = {
 	/** The limits of a hold of the lock and of a wait for it. */
 	lock: {
 		/**
-		 * A waiter that has watched one lock unchanged this long marks it (a random entry of its own in the row): a hold
-		 * usually ends well within it, and a mark is a write.
+		 * A waiter that has watched one lock this long (marks by others let it run on, a take-over starts it again)
+		 * marks it (random entries of its own in the row): a hold usually ends well within it, a mark is a write, and
+		 * it is longer than graceMs, so that no new waiter's mark lands within a taker's grace (where any change of the
+		 * count makes the taker lose: issue 51's false blocks).
 		 */
-		markAfterMs: 8_000,
+		markAfterMs: 30_000,
 		/**
 		 * A waiter that has watched one lock, marked, unchanged this long since the mark breaks it: its holder died (or
 		 * hangs).
@@ -23,8 +25,6 @@ export const KEYS_TIMING = {
 		writeMs: 45_000,
 		/** A holder deletes its lock only this long after its taking; past it, the lock is left to the waiters' lease. */
 		releaseMs: 55_000,
-		/** Looks further apart than this (a paused waiter) do not count as watching: the watch starts again. */
-		gapMs: 2_000,
 		/**
 		 * How long a process that took the lock by a plain write (a take-over, an empty row) waits before it checks
 		 * that the lock is its own: another taker's write of the same moment has landed by then, though n8n's store
