@@ -14,6 +14,7 @@ import { InvoiceService } from '../../nodes/InvoiceService/InvoiceService.node';
 import { READ_ONCE_PER_RUN } from '../../nodes/InvoiceService/actions/common.descriptions';
 import { LISTED } from '../../nodes/InvoiceService/exactlyOnce/runReport';
 import { KEYS_TIMING } from '../../nodes/InvoiceService/exactlyOnce/timing';
+import { BOUNDS, FREE_BLOCK_MS } from '../simulation/bounds';
 
 const lockTiming = KEYS_TIMING.lock;
 import { MAX_ANSWER_BYTES } from '../../nodes/InvoiceService/transport/body';
@@ -806,9 +807,20 @@ describe('counts and limits the docs state, against the code', () => {
 		],
 		[
 			'docs/how-it-works.md',
-			/has watched the same\s+count, unchanged, for (\d+) s/,
+			/A waiter that has watched the lock for (\d+) s/,
 			lockTiming.markAfterMs / 1000,
 		],
+		[
+			'docs/how-it-works.md',
+			/at most (\d+) s, and doubled after each collision/,
+			lockTiming.breakJitterMaxMs / 1000,
+		],
+		[
+			'docs/how-it-works.md',
+			/blocks the claims waiting for it at most (\d+) s/,
+			FREE_BLOCK_MS / 1000,
+		],
+		['docs/how-it-works.md', /\| held-up \| (\d+) s \|/, BOUNDS.heldUp.ms / 1000],
 		[
 			'docs/how-it-works.md',
 			/has then watched the same count, unchanged, for (\d+) s more/,
@@ -816,14 +828,17 @@ describe('counts and limits the docs state, against the code', () => {
 		],
 		[
 			'docs/how-it-works.md',
-			/write that n8n's\s+database runs more than (\d+) s after it was sent/,
+			/\| write-late \| (\d+) s \|/,
 			(lockTiming.leaseMs + lockTiming.graceMs - lockTiming.writeMs) / 1000,
 		],
 		[
 			'docs/how-it-works.md',
-			/its DELETE more than (\d+) s after/,
+			/\| delete-late \| (\d+) s \|/,
 			(lockTiming.leaseMs + lockTiming.graceMs - lockTiming.releaseMs) / 1000,
 		],
+		['docs/how-it-works.md', /\| take-late \| (\d+) s \|/, lockTiming.graceMs / 1000],
+		['docs/how-it-works.md', /\| write-late \| (\d+) s \|/, BOUNDS.writeLate.ms / 1000],
+		['docs/how-it-works.md', /\| delete-late \| (\d+) s \|/, BOUNDS.deleteLate.ms / 1000],
 		['docs/how-it-works.md', /a holder writes only within (\d+) s/, lockTiming.writeMs / 1000],
 		['docs/how-it-works.md', /deletes its\s+lock only within (\d+) s/, lockTiming.releaseMs / 1000],
 		[

@@ -44,14 +44,14 @@ export const BOUNDS = {
 		beyond:
 			'two takers can both believe they hold the lock: two holders, a key answered "new" twice',
 	},
-	/** A process held up (paused, its event loop stalled) at one await. */
+	/** A process held up (paused, its event loop stalled, a query held back) at one await. */
 	heldUp: {
 		name: 'held-up',
-		ms: lock.gapMs,
+		ms: 1_000,
 		measured:
-			"a process held up (paused, its event loop stalled) more than this at one await, again within every lease (mark + lease + grace) of a wait for the lock, or once in a run whose claim failed as n8n's database's",
+			"a process held up (paused, its event loop stalled, a query held back) more than this at one await, at least once in every FREE_BLOCK_MS of each of its waits for a lock no live process holds; or more than 2 s in a run whose hold's 45 s ran out",
 		beyond:
-			"a waiter's watch of the lock starts again each time, so a dead holder's lock is not taken over: claims fail \"stayed locked\" after the longest wait; a hold's time runs out: its items fail as n8n's database's",
+			"a dead lock is taken over later than FREE_BLOCK_MS (each hold-up takes a take-over's turn away, and takers at one instant all lose): claims fail \"stayed locked\" meanwhile (nothing sent, run them again); a hold whose time ran out fails its items as n8n's database's",
 	},
 } as const satisfies Record<string, Bound>;
 
@@ -59,12 +59,11 @@ export const BOUND_TABLE: Bound[] = Object.values(BOUNDS);
 
 /**
  * A promise, not a bound: a lock no live process holds (its holder died, or left it) blocks the claims waiting for it
- * at most this long: the mark, the lease, the take-over's jitter and grace, and three looks each waiting n8n's
- * 20 s for a pool connection. Longer, with no waiter held up beyond `held-up`, is a false block: a defect.
+ * at most this long: the latest mark; the lease, the take-over's longest jitter and its grace; three looks each
+ * waiting n8n's 20 s for a pool connection, and a second round of them (takers at one instant all lose). Longer,
+ * with a waiter not held up beyond `held-up` for that long, is a false block: a defect.
  */
 export const FREE_BLOCK_MS =
-	lock.markAfterMs +
-	lock.leaseMs +
-	lock.breakJitterMs +
-	lock.graceMs +
+	1.5 * lock.markAfterMs +
+	2 * (lock.leaseMs + lock.breakJitterMaxMs + lock.graceMs) +
 	3 * KEYS_TIMING.flight.queryDelayMs;
