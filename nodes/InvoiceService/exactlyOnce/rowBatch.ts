@@ -1,6 +1,6 @@
 import type { IDeduplicationOutput } from 'n8n-workflow';
 
-import type { ClaimAnswer, ClaimOp, NodeRow, Outcome, OutcomeOp, RowBatch } from './keyStore';
+import type { ClaimAnswer, ClaimOp, NodeRow, Outcome, OutcomeOp, RowBatch } from './rowOps';
 import { END_MARKS, endEntries, endMarksToRemove, signOf, watchedEntry } from './flightWatch';
 import { asLockError, leftInFlightError, tooLateError } from './lockErrors';
 import type { Clock } from './rowLock';
