@@ -102,12 +102,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 
 	const counts = noCounts(runOptions.resendCodes);
 	const step = new ItemStep(this, { ...run, record, counts }, items.length);
-	const turns: RunTurns = {
-		results: new Array(items.length),
-		alreadyCreated: new Array(items.length),
-		failures: [],
-		notResent: [],
-	};
+	const turns: RunTurns = { results: [], alreadyCreated: [], failures: [], notResent: [] };
 	const { results, alreadyCreated, failures, notResent } = turns;
 	const handled = new Set<number>();
 

@@ -193,15 +193,7 @@ export class IdempotencyKeys {
 		itemIndex: number,
 		{ resendCodes }: { resendCodes: string[] },
 	): Promise<ClaimResult> {
-		const id = `${this.row.scope} ${key}`;
-		const { inFlight } = this.process;
-		for (let pending = inFlight.get(id); pending; pending = inFlight.get(id)) await pending;
-		let settle!: () => void;
-		inFlight.set(id, new Promise<void>((resolve) => (settle = resolve)));
-		const done = () => {
-			inFlight.delete(id);
-			settle();
-		};
+		const done = await this.turnInProcess(key);
 		let answer: FoundAnswer;
 		let sentAt: number;
 		let leftInFlight: boolean;
@@ -231,6 +223,31 @@ export class IdempotencyKeys {
 			this.gaveUpHere.set(key, expiryCode);
 			return { state: 'unknown', code: expiryCode, ...left };
 		}
+		return {
+			state: 'new',
+			claim: this.held(key, sentAt, done),
+			...(typeof answer === 'object' && 'taken' in answer ? { resent: answer.taken } : {}),
+		};
+	}
+
+	/**
+	 * Waits for the key's item in flight in this process, if any, and takes the key's turn here; `done` gives it back
+	 * (the item's outcome is settled, or the claim found it need not be sent).
+	 */
+	private async turnInProcess(key: string): Promise<() => void> {
+		const id = `${this.row.scope} ${key}`;
+		const { inFlight } = this.process;
+		for (let pending = inFlight.get(id); pending; pending = inFlight.get(id)) await pending;
+		let settle!: () => void;
+		inFlight.set(id, new Promise<void>((resolve) => (settle = resolve)));
+		return () => {
+			inFlight.delete(id);
+			settle();
+		};
+	}
+
+	/** The claim this item holds (its claim sent at `sentAt`): settled with the item's outcome. */
+	private held(key: string, sentAt: number, done: () => void): Claim {
 		// Another process gives up waiting for this key only the flight margin or more after it first saw this very
 		// flight (flightWatch.ts), so after this claim was sent: a created mark before half that needs no second check
 		// (keyStore.ts).
@@ -250,13 +267,9 @@ export class IdempotencyKeys {
 			}
 		};
 		return {
-			state: 'new',
-			claim: {
-				created: async () => await settleAs('created'),
-				unknown: async (code) => await settleAs('unknown', code),
-				release: async () => await settleAs('released'),
-			},
-			...(typeof answer === 'object' && 'taken' in answer ? { resent: answer.taken } : {}),
+			created: async () => await settleAs('created'),
+			unknown: async (code) => await settleAs('unknown', code),
+			release: async () => await settleAs('released'),
 		};
 	}
 

@@ -96,47 +96,8 @@ export async function writeRow(
 ): Promise<void> {
 	const { row, claims, outcomes } = batch;
 	try {
-		const claimEntries = claims.flatMap(({ key, codes, expireFlight, expiryCode, watch }) => [
-			CLAIM + key,
-			OPEN + key,
-			...codes.flatMap((code) => [codeEntry(code, key), usedEntry(code, key)]),
-			...(expireFlight && expiryCode ? [codeEntry(expiryCode, key)] : []),
-			...(watch ? [watchedEntry(key), ...endEntries(key)] : []),
-		]);
-		// A created key's claim is checked in again once another process may have outlived its wait for it and made
-		// it unknown: a created key must not end absent (a later delivery would create the record again). Before
-		// that, no process can have (it waits at least twice as long from after the claim was written), and the lock
-		// keeps every other process out until this batch is written.
-		const now = clock.now();
-		// A created key whose `claim:` this batch checks in again may lose its `open:` at any time after.
-		const checkedIn = (op: OutcomeOp) =>
-			op.outcome === 'created' && (now >= op.noExpiryBefore || now >= op.lateAfter);
-		// Outcomes that would take `claim:` out too late, at a removal sent at `at`: not written (keyStore.ts).
-		const late = new Set<OutcomeOp>();
-		// Outcomes a removal try carried: that try may have been written, so they never turn late after it.
-		const tried = new Set<OutcomeOp>();
-		const lateBy = (at: number) => {
-			for (const op of outcomes)
-				if (at >= op.lateAfter && !checkedIn(op) && !tried.has(op)) late.add(op);
-		};
-		lateBy(now);
-		// A flight that ends other than created (given back, unknown) is marked for the key's waiters (flightWatch.ts):
-		// its check asks whether the key is watched.
-		const ending = outcomes
-			.filter((op) => op.outcome !== 'created' && !late.has(op))
-			.map(({ key }) => key);
-		// A late unknown key gets no resend code: another process gives it one when it gives up on the flight, and two
-		// codes of one key would let the second take the key over again after the first was used.
-		const coded = outcomes.flatMap((op) =>
-			op.outcome === 'unknown' && op.code && !late.has(op)
-				? [{ op, entry: codeEntry(op.code, op.key) }]
-				: [],
-		);
-		const outcomeEntries = [
-			...outcomes.filter(checkedIn).map(({ key }) => CLAIM + key),
-			...coded.map(({ entry }) => entry),
-			...ending.map(watchedEntry),
-		];
+		const plan = planOutcomes(outcomes, clock);
+		const { coded, ending, outcomeEntries } = plan;
 		const remove: string[] = [];
 		// Once their check is written, the claims' answers stand whatever follows (a key found created keeps its
 		// answer; if the removal of what its check added fails, the key looks in flight: never sent twice). A failed
@@ -144,7 +105,7 @@ export async function writeRow(
 		let answers: ClaimAnswer[] | undefined;
 		if (claims.length > 0) {
 			try {
-				answers = await checkClaims(batch, claimEntries, remove, stillHeld);
+				answers = await checkClaims(batch, claimEntriesOf(claims), remove, stillHeld);
 			} catch (error) {
 				for (const op of claims) op.reject(error);
 			}
@@ -170,44 +131,110 @@ export async function writeRow(
 				failure = error;
 			}
 		}
-		// Outcomes whose entries could not be added change nothing more (a created key keeps its `open:`), nor do
-		// those too late at the time each try of the removal is sent.
-		const removal = () => {
-			if (failure) return remove;
-			lateBy(clock.now());
-			const onTime = outcomes.filter((op) => !late.has(op));
-			for (const op of onTime) tried.add(op);
-			return [
-				...remove,
-				...onTime.flatMap(({ key, outcome }) => REMOVED_BY[outcome].map((entry) => entry + key)),
-				// A code added before its outcome turned late is taken back (taking a code out is always right).
-				...coded.filter(({ op }) => late.has(op)).map(({ entry }) => entry),
-			];
-		};
 		let removed = true;
 		try {
-			await removeWithRetries(row, removal, stillHeld);
+			await removeWithRetries(row, () => plan.removal(remove, failure), stillHeld);
 		} catch (error) {
 			removed = false;
 			failure ??= error;
 		}
-		if (answers) {
-			claims.forEach((op, index) => {
-				const answer = answers[index];
-				if (!removed && typeof answer === 'string' && LEAVES_IN_FLIGHT.has(answer)) {
-					op.onLeftInFlight?.();
-				}
-				op.resolve(answer);
-			});
-		}
-		for (const op of outcomes) {
-			if (failure) op.reject(failure);
-			else if (late.has(op)) op.reject(tooLateError());
-			else op.resolve();
-		}
+		answerAll(batch, { answers, removed, failure, late: plan.late });
 	} catch (error) {
 		// Anything unforeseen: every op not answered yet fails (an answered one keeps its answer).
 		rejectAll(batch, error);
+	}
+}
+
+/** What the claims' check adds: each key's two entries, the codes it lists (and their uses), its watch's entries. */
+function claimEntriesOf(claims: ClaimOp[]): string[] {
+	return claims.flatMap(({ key, codes, expireFlight, expiryCode, watch }) => [
+		CLAIM + key,
+		OPEN + key,
+		...codes.flatMap((code) => [codeEntry(code, key), usedEntry(code, key)]),
+		...(expireFlight && expiryCode ? [codeEntry(expiryCode, key)] : []),
+		...(watch ? [watchedEntry(key), ...endEntries(key)] : []),
+	]);
+}
+
+/**
+ * What the outcomes of a batch write: the entries their check adds (a late created key's `claim:`, an unknown key's
+ * code, an ending flight's `watched:`), the flights that end other than created, and, at each try of the removal,
+ * what it takes out (`removal`), leaving out the outcomes too late by then (`late`: not written).
+ */
+function planOutcomes(outcomes: OutcomeOp[], clock: Pick<Clock, 'now'>) {
+	// A created key's claim is checked in again once another process may have outlived its wait for it and made
+	// it unknown: a created key must not end absent (a later delivery would create the record again). Before
+	// that, no process can have (it waits at least twice as long from after the claim was written), and the lock
+	// keeps every other process out until this batch is written.
+	const now = clock.now();
+	// A created key whose `claim:` this batch checks in again may lose its `open:` at any time after.
+	const checkedIn = (op: OutcomeOp) =>
+		op.outcome === 'created' && (now >= op.noExpiryBefore || now >= op.lateAfter);
+	// Outcomes that would take `claim:` out too late, at a removal sent at `at`: not written (keyStore.ts).
+	const late = new Set<OutcomeOp>();
+	// Outcomes a removal try carried: that try may have been written, so they never turn late after it.
+	const tried = new Set<OutcomeOp>();
+	const lateBy = (at: number) => {
+		for (const op of outcomes)
+			if (at >= op.lateAfter && !checkedIn(op) && !tried.has(op)) late.add(op);
+	};
+	lateBy(now);
+	// A flight that ends other than created (given back, unknown) is marked for the key's waiters (flightWatch.ts):
+	// its check asks whether the key is watched.
+	const ending = outcomes
+		.filter((op) => op.outcome !== 'created' && !late.has(op))
+		.map(({ key }) => key);
+	// A late unknown key gets no resend code: another process gives it one when it gives up on the flight, and two
+	// codes of one key would let the second take the key over again after the first was used.
+	const coded = outcomes.flatMap((op) =>
+		op.outcome === 'unknown' && op.code && !late.has(op)
+			? [{ op, entry: codeEntry(op.code, op.key) }]
+			: [],
+	);
+	const outcomeEntries = [
+		...outcomes.filter(checkedIn).map(({ key }) => CLAIM + key),
+		...coded.map(({ entry }) => entry),
+		...ending.map(watchedEntry),
+	];
+	// Outcomes whose entries could not be added (`failure`) change nothing more (a created key keeps its `open:`),
+	// nor do those too late at the time each try of the removal is sent.
+	const removal = (remove: string[], failure: unknown) => {
+		if (failure) return remove;
+		lateBy(clock.now());
+		const onTime = outcomes.filter((op) => !late.has(op));
+		for (const op of onTime) tried.add(op);
+		return [
+			...remove,
+			...onTime.flatMap(({ key, outcome }) => REMOVED_BY[outcome].map((entry) => entry + key)),
+			// A code added before its outcome turned late is taken back (taking a code out is always right).
+			...coded.filter(({ op }) => late.has(op)).map(({ entry }) => entry),
+		];
+	};
+	return { late, ending, coded, outcomeEntries, removal };
+}
+
+/**
+ * Every op of the batch answered: a claim by its check's answer (told first when the removal failed and left its
+ * key looking in flight), an outcome once its removal is written (or with the failure, or as too late).
+ */
+function answerAll(
+	{ claims, outcomes }: RowBatch,
+	done: { answers?: ClaimAnswer[]; removed: boolean; failure: unknown; late: Set<OutcomeOp> },
+): void {
+	const { answers, removed, failure, late } = done;
+	if (answers) {
+		claims.forEach((op, index) => {
+			const answer = answers[index];
+			if (!removed && typeof answer === 'string' && LEAVES_IN_FLIGHT.has(answer)) {
+				op.onLeftInFlight?.();
+			}
+			op.resolve(answer);
+		});
+	}
+	for (const op of outcomes) {
+		if (failure) op.reject(failure);
+		else if (late.has(op)) op.reject(tooLateError());
+		else op.resolve();
 	}
 }
 

@@ -157,19 +157,24 @@ export interface StoppedRun {
 	counts: RunCounts;
 }
 
+/** The other items that failed in this try: the first LISTED by their message, the rest counted. */
+function failedToo(others: Failed[]): string[] {
+	const named = others
+		.slice(0, LISTED)
+		.map((other) => `Item ${other.itemIndex} failed too: ${other.error.message}`);
+	const more = others.length - LISTED;
+	return more > 0 ? [...named, `${more} more item(s) failed too.`] : named;
+}
+
+/** Items in order of their index. */
+const byIndex = (a: { itemIndex: number }, b: { itemIndex: number }) => a.itemIndex - b.itemIndex;
+
 /**
- * When the run stops, one error is thrown (the first failure of this try, else the first item not sent again),
- * and it says what else happened, whichever try of the node run did it: which items were created, which have an
- * unknown outcome, which others failed in this try, and how many were not sent. Each list names at most LISTED
- * items, then counts the rest, so the report stays readable for any number of items.
+ * What the run's items did that the report lists: the items created (named by their record's id), the items with
+ * an unknown outcome and their resend codes (the record's, then the codes only an item's error gives: every one must
+ * reach the user, and n8n keeps the thrown error alone), and which items either names.
  */
-export function withStopReport(run: StoppedRun): NodeError {
-	const { failures, notResent, record, createdId, handled, count, counts } = run;
-	const byIndex = (a: { itemIndex: number }, b: { itemIndex: number }) => a.itemIndex - b.itemIndex;
-	failures.sort(byIndex);
-	notResent.sort(byIndex);
-	const [{ error, itemIndex: thrownIndex }] = failures.length > 0 ? failures : notResent;
-	const keyRefused = (error as NodeApiError).httpCode === '401';
+function itemsToList({ record, createdId, failures, notResent }: StoppedRun) {
 	const created: string[] = [];
 	const unknownCodes: Array<{ itemIndex: number; code: string }> = [];
 	const known = new Set<number>();
@@ -180,13 +185,29 @@ export function withStopReport(run: StoppedRun): NodeError {
 			created.push(`item ${index}${id ? ` (${id})` : ''}`);
 		} else unknownCodes.push({ itemIndex: index, code: recalled.code });
 	}
-	// Codes only an item's error gives: every one must reach the user, and n8n keeps the thrown error alone.
 	for (const { itemIndex, code } of [...failures, ...notResent].sort(byIndex)) {
 		if (code === undefined || known.has(itemIndex)) continue;
 		known.add(itemIndex);
 		unknownCodes.push({ itemIndex, code });
 	}
 	unknownCodes.sort(byIndex);
+	return { created, unknownCodes, known };
+}
+
+/**
+ * When the run stops, one error is thrown (the first failure of this try, else the first item not sent again),
+ * and it says what else happened, whichever try of the node run did it: which items were created, which have an
+ * unknown outcome, which others failed in this try, and how many were not sent. Each list names at most LISTED
+ * items, then counts the rest, so the report stays readable for any number of items; but every unknown item with
+ * its code, never cut short: a code left out is an event no one can resend.
+ */
+export function withStopReport(run: StoppedRun): NodeError {
+	const { failures, notResent, handled, count, counts } = run;
+	failures.sort(byIndex);
+	notResent.sort(byIndex);
+	const [{ error, itemIndex: thrownIndex }] = failures.length > 0 ? failures : notResent;
+	const keyRefused = (error as NodeApiError).httpCode === '401';
+	const { created, unknownCodes, known } = itemsToList(run);
 	const unknown = unknownCodes.map(
 		({ itemIndex, code }) => `${itemName(itemIndex)} (code ${code})`,
 	);
@@ -194,10 +215,9 @@ export function withStopReport(run: StoppedRun): NodeError {
 	const others = failures.filter(
 		({ itemIndex }) => itemIndex !== thrownIndex && !known.has(itemIndex),
 	);
-	let notSent = 0;
-	for (let index = 0; index < count; index++) {
-		if (!handled.has(index) && !known.has(index)) notSent++;
-	}
+	const notSent = Array.from({ length: count }, (_, index) => index).filter(
+		(index) => !handled.has(index) && !known.has(index),
+	).length;
 	const byOthers = counts.createdByAnotherRetry.filter((index) => index !== thrownIndex);
 	// A code that named nothing is only known once every item was reached.
 	const unmatched = notSent === 0 ? unmatchedSentence(counts) : '';
@@ -213,7 +233,6 @@ export function withStopReport(run: StoppedRun): NodeError {
 			unmatched.length ===
 			0 &&
 		unknown.length <= (known.has(thrownIndex) ? 1 : 0);
-	// Every unknown item with its code, never cut short: a code left out is an event no one can resend.
 	if (thrownAlone) return error;
 	const report = [
 		created.length
@@ -224,10 +243,7 @@ export function withStopReport(run: StoppedRun): NodeError {
 			: '',
 		resentSentence(counts.resent),
 		unmatched,
-		...others
-			.slice(0, LISTED)
-			.map((other) => `Item ${other.itemIndex} failed too: ${other.error.message}`),
-		others.length > LISTED ? `${others.length - LISTED} more item(s) failed too.` : '',
+		...failedToo(others),
 		counts.alreadyCreated > 0
 			? `${counts.alreadyCreated} item(s) were already created in an earlier execution (same Idempotency Key) and were not sent.`
 			: '',
