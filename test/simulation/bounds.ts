@@ -27,7 +27,7 @@ export const BOUNDS = {
 		beyond:
 			'the write can land under the next holder of the lock: a key answered "new" twice (a second invoice), or a created key erased',
 	},
-	/** The holder's release, a DELETE of the lock's row, reaching n8n's database late. */
+	/** The holder's unlock, a DELETE of the lock's row, reaching n8n's database late. */
 	deleteLate: {
 		name: 'delete-late',
 		ms: 30_000,

@@ -228,7 +228,7 @@ export class KeysDeployment {
 		};
 		/**
 		 * The entries of the workflow's lock row in n8n's processed-data store (scope workflow, context ''): none
-		 * once every execution has finished (a lock is released when its batch is written).
+		 * once every execution has finished (a lock is unlocked when its batch is written).
 		 */
 		const lockEntries = async () => {
 			const value = await pg.query(

@@ -69,7 +69,7 @@ describe("a delivery waiting for its key in flight in another process (issue 42'
 		await sleep(700);
 		// Between two of the waiter's looks: flight A is given back, and another delivery claims the key (flight B).
 		const resume = await pauseWaiter();
-		await holder.settle(row, 'K', 'released');
+		await holder.settle(row, 'K', 'givenBack');
 		await expect(holder.check(row, 'K', request)).resolves.toBe('new');
 		const claimedB = performance.now();
 		resume();
@@ -106,7 +106,7 @@ describe("a holder's outcome sent after another process may have given up on its
 		const lateAfter = claimedA + 300 - LOOKS.queryDelayMs;
 		expect(performance.now()).toBeGreaterThan(lateAfter);
 		const refused = await holder
-			.settle(row, 'K', 'released', undefined, { noExpiryBefore: claimedA, lateAfter })
+			.settle(row, 'K', 'givenBack', undefined, { noExpiryBefore: claimedA, lateAfter })
 			.then(
 				() => undefined,
 				(error: unknown) => error,
@@ -118,7 +118,7 @@ describe("a holder's outcome sent after another process may have given up on its
 		expect(isTooLate(refused)).toBe(true);
 		expect(stateOf('K')).toBe('created');
 		// Sent in time, the same give-back would have taken the created key out (what seeds 8435 and 9564 did).
-		await holder.settle(row, 'K', 'released');
+		await holder.settle(row, 'K', 'givenBack');
 		expect(stateOf('K')).toBe('none');
 	});
 });

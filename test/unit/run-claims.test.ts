@@ -74,7 +74,7 @@ describe("a key claimed ahead that another process held past the wait (issue 42'
 		expect(first.found.state).toBe('new');
 		// The run stops at item 0 (its create failed for certain, its key given back at once): item 1 never has its
 		// turn, and its claim ahead gives up on the dead process's flight meanwhile.
-		if (first.found.state === 'new') await first.found.claim.release();
+		if (first.found.state === 'new') await first.found.claim.giveBack();
 		await sleep(1500);
 		const notWritten: object = await claims.written();
 		expect(notWritten).toMatchObject({

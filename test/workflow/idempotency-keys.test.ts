@@ -639,7 +639,7 @@ describe('a failing store fails the item plainly', () => {
 			);
 			// The refused item says its own key's give-back failed.
 			expect(description).toMatch(
-				/^HTTP 400: .* The Idempotency Key could not be released in n8n's database \(Connection terminated unexpectedly\)/,
+				/^HTTP 400: .* The Idempotency Key could not be given back in n8n's database \(Connection terminated unexpectedly\)/,
 			);
 		} finally {
 			restore();

@@ -48,7 +48,7 @@ export interface RunTurns {
 /**
  * One item's way from its prepared request to its output, the same for every way an item comes back (n8n's
  * Retry On Fail, a retried execution, a repeated Idempotency Key): recall what an earlier try did → claim its
- * key → create → settle the key (created, unknown, or released) → record. Its `turn` puts the item's output or
+ * key → create → settle the key (created, unknown, or given back) → record. Its `turn` puts the item's output or
  * error where the run's outputs are made from; the router owns the loop and what an error does to the run.
  */
 export class ItemStep {
@@ -245,7 +245,7 @@ export class ItemStep {
 				this.codes.set(itemIndex, code);
 				await settleOrSay(claim, { unknown: code }, caught);
 			} else {
-				await settleOrSay(claim, 'release', caught);
+				await settleOrSay(claim, 'giveBack', caught);
 			}
 			throw asNodeError(this.context, caught, itemIndex);
 		}
@@ -278,18 +278,18 @@ export class ItemStep {
  */
 async function settleOrSay(
 	claim: Claim | undefined,
-	outcome: { unknown: string } | 'release',
+	outcome: { unknown: string } | 'giveBack',
 	caught: unknown,
 ): Promise<void> {
 	try {
-		await (outcome === 'release' ? claim?.release() : claim?.unknown(outcome.unknown));
+		await (outcome === 'giveBack' ? claim?.giveBack() : claim?.unknown(outcome.unknown));
 	} catch (storeError) {
 		const error = caught as { description?: string | null };
 		const why = (storeError as Error).message;
 		// Too late: certainly not written, so the code above is in no row. Else the mark may have been written.
 		const said =
-			outcome === 'release'
-				? `The Idempotency Key could not be released in n8n's database (${why}): a later delivery of this event waits for this one, then fails as an unknown outcome.`
+			outcome === 'giveBack'
+				? `The Idempotency Key could not be given back in n8n's database (${why}): a later delivery of this event waits for this one, then fails as an unknown outcome.`
 				: isTooLate(storeError)
 					? `The Idempotency Key could not be marked in n8n's database (${why}): a later delivery of this event waits for this one, then fails as an unknown outcome with a resend code of its own; enter that one, not the one above.`
 					: `The Idempotency Key may not have been marked in n8n's database (${why}): a later delivery of this event either fails as an unknown outcome sent by this execution (then enter the code above) or waits for this one, then fails with a resend code of its own (then enter that one).`;

@@ -3,7 +3,7 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { clip } from '../helpers/clip';
 import { requireIdempotencyKey } from '../helpers/idempotencyKey';
-import { KeyStore, type ClaimAnswer, type NodeRow } from './keyStore';
+import { KeyStore, type ClaimAnswer, type NodeRow, type Outcome } from './keyStore';
 import { newResendCode, resendWayForward } from './resendCodes';
 import { storeItemError, type KeysPurpose } from './lockErrors';
 import { RowLock, systemClock, type Clock } from './rowLock';
@@ -15,7 +15,7 @@ const MAX_KEY_SHOWN = 200;
 /**
  * Idempotency keys: an item whose key already created a record through this node is not sent again. The keys
  * live in n8n's processed-data store (the one Remove Duplicates uses: n8n's own database, shared by queue-mode
- * workers), scope "node", each in one of three states (in flight, created, outcome unknown; released = absent),
+ * workers), scope "node", each in one of three states (in flight, created, outcome unknown; given back = absent),
  * changed only under a lock across n8n processes (keyStore.ts, rowLock.ts; docs/how-it-works.md, "Idempotency
  * Keys across processes"). A key is claimed just before its item is sent and settled with the item's outcome.
  */
@@ -27,7 +27,7 @@ export interface Claim {
 	/** The service may or may not hold the record: later deliveries fail until checked (this resend code). */
 	unknown(code: string): Promise<void>;
 	/** Nothing was created, for certain: the key is given back, and a re-delivery is sent. */
-	release(): Promise<void>;
+	giveBack(): Promise<void>;
 }
 
 /**
@@ -256,7 +256,7 @@ export class IdempotencyKeys {
 		// Another process running this node gives up on this flight no sooner than its flight wait after this claim was
 		// written: an outcome sent later than lateAfter might land after that, on a later flight of the key.
 		const lateAfter = sentAt + this.flightWaitMs - queryDelayMs;
-		const settleAs = async (outcome: 'created' | 'unknown' | 'released', code?: string) => {
+		const settleAs = async (outcome: Outcome, code?: string) => {
 			try {
 				const store = this.store();
 				await store.settle(this.row, key, outcome, code, { noExpiryBefore, lateAfter });
@@ -269,7 +269,7 @@ export class IdempotencyKeys {
 		return {
 			created: async () => await settleAs('created'),
 			unknown: async (code) => await settleAs('unknown', code),
-			release: async () => await settleAs('released'),
+			giveBack: async () => await settleAs('givenBack'),
 		};
 	}
 
@@ -315,7 +315,7 @@ export class IdempotencyKeys {
 	 * node returns after it, so that no process ends with the lock still taken.
 	 */
 	async written(): Promise<void> {
-		if (this.lastWrite) await this.lastWrite.store.released(this.lastWrite.hold);
+		if (this.lastWrite) await this.lastWrite.store.unlocked(this.lastWrite.hold);
 	}
 
 	private wroteIn(store: KeyStore): void {

@@ -32,14 +32,14 @@ export type {
  * - `claim:<key>` and `open:<key>`: in flight (claimed, outcome open);
  * - `claim:<key>` alone: created (the claim closed with a record);
  * - `open:<key>` alone: outcome unknown (no claim holds it any more, the outcome stays open);
- * - neither: released, or never seen.
+ * - neither: given back, or never seen.
  * An unknown outcome also has its resend code (resendCodes.ts) as an entry `code:<code> <key>`, added when it became
  * unknown: a claim that lists codes checks theirs too (with their uses, `used:<code> <key>`), takes an unknown key
  * over only when one of them is there unused, and takes out the entries of the codes it lists whatever it finds (a
  * code is used once). History Size counts keys: the row's limit has room for each key's state, for the entries of
  * keys waited for, and for every entry a check adds and the batch takes out again (rowBatch.ts, rowLimit).
  * A claim checks both entries (a new key: both added, now in flight); an outcome removes one (created: `open:`,
- * unknown: `claim:`) or both (released). Only a claim that finds the key created or unknown takes out the entry
+ * unknown: `claim:`) or both (given back). Only a claim that finds the key created or unknown takes out the entry
  * its check added. A key marked created late (past `noExpiryBefore`) also has its `claim:` checked in again: another
  * process may have given up waiting for it by then and made it unknown, and a created key must not end absent. An
  * outcome that would take `claim:` out (given back, unknown, or created without that check) is sent only before
@@ -51,14 +51,14 @@ export type {
  * Every change happens holding the workflow's RowLock, so no two processes write a row at once. Inside one
  * process, the claims and outcomes of all the workflow's nodes that arrive while a batch is written go together
  * in the next batch: one hold of the lock per batch, one or two writes per node row, and the answers given
- * before the lock is released (`released()` says when it is).
+ * before the lock is unlocked (`unlocked()` says when it is).
  */
 
 export class KeyStore {
 	private claims: ClaimOp[] = [];
 	private outcomes: OutcomeOp[] = [];
 	private writing = false;
-	/** The number of the latest hold of the lock (answers are given inside it, before it is released). */
+	/** The number of the latest hold of the lock (answers are given inside it, before it is unlocked). */
 	private holdNumber = 0;
 	/** Holds up to this number have given the lock back. */
 	private releasedUpTo = 0;
@@ -108,7 +108,7 @@ export class KeyStore {
 	 * Resolves once the hold `hold` (by default the current one) has given the lock back: a node run waits for
 	 * it before it returns, so that no process ends with the lock of its last writes still taken.
 	 */
-	async released(hold = this.holdNumber): Promise<void> {
+	async unlocked(hold = this.holdNumber): Promise<void> {
 		if (hold <= this.releasedUpTo) return;
 		await new Promise<void>((resolve) => this.releaseWaiters.push({ hold, resolve }));
 	}

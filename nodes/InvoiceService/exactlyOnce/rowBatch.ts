@@ -57,7 +57,7 @@ const LEAVES_IN_FLIGHT = new Set<string>(['created', 'unknown', 'expired']);
 const REMOVED_BY: Record<Outcome, string[]> = {
 	created: [OPEN],
 	unknown: [CLAIM],
-	released: [CLAIM, OPEN],
+	givenBack: [CLAIM, OPEN],
 };
 
 /** Every op of the batch fails with `error`. */

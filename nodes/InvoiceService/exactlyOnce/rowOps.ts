@@ -25,7 +25,7 @@ export type ClaimAnswer =
 	| { taken: string }
 	| { flight: string; same: boolean };
 /** Where a claimed key goes when its item's outcome is known. */
-export type Outcome = 'created' | 'unknown' | 'released';
+export type Outcome = 'created' | 'unknown' | 'givenBack';
 
 export interface ClaimRequest {
 	/**

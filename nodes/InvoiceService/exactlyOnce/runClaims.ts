@@ -256,7 +256,7 @@ export class RunClaims {
 		const found = await claim;
 		this.noteLeftInFlight(itemIndex, found);
 		if (found?.state !== 'new') return found && { key, found };
-		await found.claim.release().catch(() => {
+		await found.claim.giveBack().catch(() => {
 			this.failed.notGivenBack.push(itemIndex);
 		});
 		return undefined;

@@ -86,7 +86,7 @@ interface ServiceState {
 	/** Requests waiting for their turn, first come first served. */
 	queue: Array<(turn: Turn) => void>;
 	/** Whether a loop is letting the queue go (one per service). */
-	releasing: boolean;
+	draining: boolean;
 	lastUsed: number;
 }
 
@@ -99,7 +99,7 @@ export class ServicePace {
 		if (state.queue.length === 0 && this.dueAt(state) <= Date.now())
 			return this.letGo(state, false);
 		const turn = new Promise<Turn>((resolve) => state.queue.push(resolve));
-		if (!state.releasing) void this.release(state);
+		if (!state.draining) void this.drain(state);
 		return await turn;
 	}
 
@@ -201,8 +201,8 @@ export class ServicePace {
 	 * Lets the waiting requests go one by one, each when it is due, until nobody waits. The due moment is read
 	 * again after every sleep: a refusal meanwhile (a longer pause, a slower pace) applies to everybody waiting.
 	 */
-	private async release(state: ServiceState): Promise<void> {
-		state.releasing = true;
+	private async drain(state: ServiceState): Promise<void> {
+		state.draining = true;
 		try {
 			while (state.queue.length > 0) {
 				const wait = this.dueAt(state) - Date.now();
@@ -210,7 +210,7 @@ export class ServicePace {
 				else state.queue.shift()!(this.letGo(state, true));
 			}
 		} finally {
-			state.releasing = false;
+			state.draining = false;
 		}
 	}
 
@@ -228,7 +228,7 @@ export class ServicePace {
 				adjustedSeq: 0,
 				recentStarts: [],
 				queue: [],
-				releasing: false,
+				draining: false,
 				lastUsed: now,
 			};
 			this.services.set(service, state);

@@ -133,7 +133,7 @@ async function claim(helper, { keys, workflowId, nodeId, code, barrier, withoutL
 		}),
 	);
 	// As a node run does: the lock of the last writes given back before the process ends.
-	await store.released();
+	await store.unlocked();
 	return { answers, ms: Date.now() - started };
 }
 
