@@ -79,7 +79,7 @@ const ENTRIES = { mode: 'entries' } as const;
  * else held only if the row still holds it, with `expected` entries, after the grace.
  */
 type Taking =
-	| { certain: true; identity: string[]; written: number }
+	| { certain: true; identity: string[] }
 	| { certain: false; identity: string[]; expected: number };
 
 /**
@@ -343,14 +343,12 @@ export class RowLock {
 		try {
 			if (taking.certain) {
 				const [count] = await Promise.all([this.count(), prepare()]);
-				// Deleted under this process (an unlock that came too late): not held; look again.
+				// Deleted under this process (an unlock that came too late): not held; look again. Any other count is this
+				// lock: the row was inserted by this process and no one deletes a row but its holder (a DELETE landing past
+				// delete-late could put another's lock there, docs/how-it-works.md's bounds). Asking its identity instead
+				// left locks no one held when a waiter's mark, read before the INSERT, wrote the old row back over it (a
+				// queue-mode storm waited minutes for the lease).
 				if (count === 0) return undefined;
-				// Exactly what the INSERT wrote: this lock. Anything else (a waiter's mark, or another lock after this one
-				// was deleted by a DELETE landing late) is told by the identity, not taken for this lock by its count.
-				if (count !== taking.written && !(await this.holdsIdentity(taking.identity))) {
-					held = false;
-					return undefined;
-				}
 				return sentAt;
 			}
 			// Not this process's alone for certain (another may have written the same row at the same time): held
@@ -388,7 +386,7 @@ export class RowLock {
 			throw asLockError(error);
 		}
 		// n8n answers an INSERT with the array it was given; an UPDATE (the row was there) with a new one.
-		if (answer.new === entries) return { certain: true, identity, written: entries.length };
+		if (answer.new === entries) return { certain: true, identity };
 		// Another process's lock (its count only grows by this write); else an empty row, taken by a plain UPDATE.
 		if (!answer.new.includes(LOCK)) return undefined;
 		return { certain: false, identity, expected: answer.new.length };
@@ -410,7 +408,7 @@ export class RowLock {
 		const entries = [LOCK, ...marker];
 		const answer = await this.checkUnlessInserted(entries);
 		if (!answer) return undefined;
-		if (answer.new === entries) return { certain: true, identity: marker, written: entries.length };
+		if (answer.new === entries) return { certain: true, identity: marker };
 		if (answer.new.includes(LOCK)) {
 			await this.store(
 				async () => await this.helpers.removeProcessed(answer.new, 'workflow', ENTRIES),
@@ -441,7 +439,7 @@ export class RowLock {
 		const answer = await this.checkUnlessInserted(entries);
 		if (!answer) return undefined;
 		// Gone meanwhile: inserted with LOCK, a lock of this process's.
-		if (answer.new === entries) return { certain: true, identity, written: entries.length };
+		if (answer.new === entries) return { certain: true, identity };
 		// Deleted and taken again since the mark (the marker is not there): not the lock watched.
 		if (marker?.some((entry) => answer.new.includes(entry))) return 'not watched';
 		if (!answer.new.includes(LOCK)) {
@@ -489,14 +487,6 @@ export class RowLock {
 		if (answer.new === items) return 'mine';
 		if (answer.processed.length !== items.length) return 'not mine';
 		return count === expected ? 'mine' : count;
-	}
-
-	/** Whether the row holds this lock's identity (a check: it adds what is missing, as stillMine's). */
-	private async holdsIdentity(identity: string[]): Promise<boolean> {
-		const items = [LOCK, ...identity];
-		const answer = await this.checkUnlessInserted(items);
-		if (!answer) return false;
-		return answer.new === items || answer.processed.length === items.length;
 	}
 
 	/**
