@@ -175,11 +175,18 @@ describe.each(N8N_VERSIONS)(
 		test(
 			'the control: the same claims without the lock erase keys (what the test above would see)',
 			async () => {
-				const { erased, doubles } = await contend(true);
-				process.stderr.write(
-					`n8n ${version} without the lock: ${erased.length} of ${SHARED + PROCESSES * KEYS_EACH} keys erased, ${doubles.length} of ${SHARED} shared keys not claimed exactly once\n`,
-				);
-				expect(erased.length + doubles.length).toBeGreaterThan(0);
+				// A race shows only when the processes' queries interleave: on a loaded machine one contest of a few
+				// queries each may not (1.123.81 once saw 0 of 170 erased, 2026-12-07), so up to three contests are run,
+				// and one must show it.
+				let seen = 0;
+				for (let contest = 1; contest <= 3 && seen === 0; contest++) {
+					const { erased, doubles } = await contend(true);
+					process.stderr.write(
+						`n8n ${version} without the lock (contest ${contest}): ${erased.length} of ${SHARED + PROCESSES * KEYS_EACH} keys erased, ${doubles.length} of ${SHARED} shared keys not claimed exactly once\n`,
+					);
+					seen = erased.length + doubles.length;
+				}
+				expect(seen).toBeGreaterThan(0);
 			},
 			10 * MINUTE,
 		);
