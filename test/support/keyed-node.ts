@@ -3,7 +3,8 @@
 // lock turns, and the node's row as that process names it.
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { KeyStore, type NodeRow } from '../../nodes/InvoiceService/exactlyOnce/keyStore';
+import { KeyStore } from '../../nodes/InvoiceService/exactlyOnce/keyStore';
+import type { NodeRow } from '../../nodes/InvoiceService/exactlyOnce/rowOps';
 import type { KeysProcess } from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
 import { RowLock, systemClock } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
 import {

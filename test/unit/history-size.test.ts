@@ -2,11 +2,8 @@
 // a claim checks, a code's use, a waiter's watch entries) never pushes out a key younger than History Size, and
 // nothing of it stays for good. Run against the query-by-query model of n8n's store, which trims the oldest entries
 // to `maxEntries` as n8n does.
-import {
-	KeyStore,
-	type ClaimRequest,
-	type NodeRow,
-} from '../../nodes/InvoiceService/exactlyOnce/keyStore';
+import { KeyStore } from '../../nodes/InvoiceService/exactlyOnce/keyStore';
+import type { ClaimRequest, NodeRow } from '../../nodes/InvoiceService/exactlyOnce/rowOps';
 import {
 	KEY_ENTRIES,
 	WATCHED_KEYS,

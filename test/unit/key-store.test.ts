@@ -1,7 +1,8 @@
 // One row's batch of the Idempotency Keys (keyStore.ts) against the query-by-query model of n8n's store, with a
 // query failing before or after its commit: what each claim and outcome of the batch answers, and what the row
 // holds after it.
-import { KeyStore, type NodeRow } from '../../nodes/InvoiceService/exactlyOnce/keyStore';
+import { KeyStore } from '../../nodes/InvoiceService/exactlyOnce/keyStore';
+import type { NodeRow } from '../../nodes/InvoiceService/exactlyOnce/rowOps';
 import { RowLock, systemClock } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
 import { KEYS_TIMING } from '../../nodes/InvoiceService/exactlyOnce/timing';
 import { hashOf, StoreModel, type Query } from '../support/store-model';

@@ -107,20 +107,8 @@ describe('a dead holder’s lock and several waiting processes', () => {
 			pollMaxMs: 20,
 		};
 		const model = new StoreModel({});
-		const clock: Clock = { now: () => performance.now(), sleep, random: () => Math.random() };
-		const lockOf = (caller: string) =>
-			new RowLock(
-				WORKFLOW,
-				model.helpersFor(WORKFLOW, 'n', caller) as never,
-				clock,
-				new Map(),
-				timing,
-			);
-		let freeDead!: () => void;
-		const dead = lockOf('dead').hold(
-			async () => undefined,
-			async () => await new Promise<void>((resolve) => (freeDead = resolve)),
-		);
+		const lockOf = (caller: string) => lockIn(model, caller, realClock(), timing);
+		const dead = deadHolder(lockOf('dead'));
 		await sleep(50);
 		const started = performance.now();
 		let holders = 0;
@@ -140,8 +128,8 @@ describe('a dead holder’s lock and several waiting processes', () => {
 					),
 			),
 		);
-		freeDead();
-		await dead;
+		dead.free();
+		await dead.done;
 		expect(waited.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
 		expect(most).toBe(1);
 	}, 30_000);
@@ -166,8 +154,17 @@ const realClock = (random = () => Math.random()): Clock => ({
 	sleep,
 	random,
 });
-const lockIn = (model: StoreModel, caller: string, clock = realClock()) =>
-	new RowLock(WORKFLOW, model.helpersFor(WORKFLOW, 'n', caller) as never, clock, new Map(), SHORT);
+const lockIn = (model: StoreModel, caller: string, clock = realClock(), timing = SHORT) =>
+	new RowLock(WORKFLOW, model.helpersFor(WORKFLOW, 'n', caller) as never, clock, new Map(), timing);
+/** A holder that took the lock and never gives it back (until `free`): a dead process's lock. */
+function deadHolder(lock: RowLock): { free: () => void; done: Promise<void> } {
+	let free!: () => void;
+	const done = lock.hold(
+		async () => undefined,
+		async () => await new Promise<void>((resolve) => (free = resolve)),
+	);
+	return { free: () => free(), done };
+}
 
 describe('the lock never removes what it does not hold (issue 51, defect 1)', () => {
 	it('an INSERT that failed before its commit is cleaned up without writing anything: no row of its own made and deleted', async () => {
@@ -297,19 +294,8 @@ describe('a waiter whose looks each wait long for a connection (issue 51, defect
 			},
 		});
 		const timing = { ...SHORT, leaseMs: 600, maxWaitMs: 5000 };
-		const lockOf = (caller: string) =>
-			new RowLock(
-				WORKFLOW,
-				model.helpersFor(WORKFLOW, 'n', caller) as never,
-				realClock(),
-				new Map(),
-				timing,
-			);
-		let freeDead!: () => void;
-		const dead = lockOf('dead').hold(
-			async () => undefined,
-			async () => await new Promise<void>((resolve) => (freeDead = resolve)),
-		);
+		const lockOf = (caller: string) => lockIn(model, caller, realClock(), timing);
+		const dead = deadHolder(lockOf('dead'));
 		await sleep(20);
 		let took = false;
 		await lockOf('w').hold(
@@ -319,8 +305,8 @@ describe('a waiter whose looks each wait long for a connection (issue 51, defect
 			},
 		);
 		expect(took).toBe(true);
-		freeDead();
-		await dead;
+		dead.free();
+		await dead.done;
 	}, 15_000);
 });
 
@@ -330,19 +316,8 @@ describe('a dead lock and waiters that come one after another (issue 51, false b
 		// every few seconds (a new run in another process) kept a dead lock from ever being taken over.
 		const timing = { ...SHORT, markAfterMs: 100, leaseMs: 1000, maxWaitMs: 8000 };
 		const model = new StoreModel({});
-		const lockOf = (caller: string) =>
-			new RowLock(
-				WORKFLOW,
-				model.helpersFor(WORKFLOW, 'n', caller) as never,
-				realClock(),
-				new Map(),
-				timing,
-			);
-		let freeDead!: () => void;
-		const dead = lockOf('dead').hold(
-			async () => undefined,
-			async () => await new Promise<void>((resolve) => (freeDead = resolve)),
-		);
+		const lockOf = (caller: string) => lockIn(model, caller, realClock(), timing);
+		const dead = deadHolder(lockOf('dead'));
 		await sleep(20);
 		const started = performance.now();
 		let firstIn: number | undefined;
@@ -356,8 +331,8 @@ describe('a dead lock and waiters that come one after another (issue 51, false b
 			);
 		});
 		await Promise.all(waiters);
-		freeDead();
-		await dead;
+		dead.free();
+		await dead.done;
 		// The first waiter marks at 100 ms, its lease ends at 1.1 s, then a jitter (≤ 50 ms) and the grace (50 ms).
 		// Started again by the others' marks (at 0.5 s and 0.9 s), it would end at 1.9 s at the soonest.
 		expect(firstIn).toBeLessThan(1700);

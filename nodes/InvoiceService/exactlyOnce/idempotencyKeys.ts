@@ -3,10 +3,11 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { clip } from '../helpers/clip';
 import { requireIdempotencyKey } from '../helpers/idempotencyKey';
-import { KeyStore, type ClaimAnswer, type NodeRow, type Outcome } from './keyStore';
+import { KeyStore } from './keyStore';
 import { newResendCode, resendWayForward } from './resendCodes';
 import { storeItemError, type KeysPurpose } from './lockErrors';
 import { RowLock, systemClock, type Clock } from './rowLock';
+import type { ClaimAnswer, NodeRow, Outcome } from './rowOps';
 import { KEYS_TIMING, type KeysTiming } from './timing';
 
 /** The most characters of a key a message shows: the key is the user's data, of any size. */

@@ -11,19 +11,6 @@ import type {
 	RowBatch,
 } from './rowOps';
 
-export type {
-	ClaimAnswer,
-	ClaimOp,
-	ClaimRequest,
-	NodeRow,
-	Outcome,
-	OutcomeOp,
-	OutcomeTimes,
-	Pending,
-	RowBatch,
-	StoreHelpers,
-} from './rowOps';
-
 /**
  * The Idempotency Keys of one workflow's nodes in n8n's processed-data store (scope "node": one row per workflow
  * and node, a list of hashes). The store hashes what it keeps and can only be asked "which of these are there?"

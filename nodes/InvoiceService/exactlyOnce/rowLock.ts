@@ -78,9 +78,7 @@ const ENTRIES = { mode: 'entries' } as const;
  * An attempt that wrote this process's identity into the lock's row: `certain` when it was the row's INSERT;
  * else held only if the row still holds it, with `expected` entries, after the grace.
  */
-type Taking =
-	| { certain: true; identity: string[] }
-	| { certain: false; identity: string[]; expected: number };
+type Taking = { certain: true } | { certain: false; identity: string[]; expected: number };
 
 /**
  * What a waiter has seen of the lock: the count it watches, since when, and its last look (own clock); `marker`:
@@ -386,7 +384,7 @@ export class RowLock {
 			throw asLockError(error);
 		}
 		// n8n answers an INSERT with the array it was given; an UPDATE (the row was there) with a new one.
-		if (answer.new === entries) return { certain: true, identity };
+		if (answer.new === entries) return { certain: true };
 		// Another process's lock (its count only grows by this write); else an empty row, taken by a plain UPDATE.
 		if (!answer.new.includes(LOCK)) return undefined;
 		return { certain: false, identity, expected: answer.new.length };
@@ -408,7 +406,7 @@ export class RowLock {
 		const entries = [LOCK, ...marker];
 		const answer = await this.checkUnlessInserted(entries);
 		if (!answer) return undefined;
-		if (answer.new === entries) return { certain: true, identity: marker };
+		if (answer.new === entries) return { certain: true };
 		if (answer.new.includes(LOCK)) {
 			await this.store(
 				async () => await this.helpers.removeProcessed(answer.new, 'workflow', ENTRIES),
@@ -439,7 +437,7 @@ export class RowLock {
 		const answer = await this.checkUnlessInserted(entries);
 		if (!answer) return undefined;
 		// Gone meanwhile: inserted with LOCK, a lock of this process's.
-		if (answer.new === entries) return { certain: true, identity };
+		if (answer.new === entries) return { certain: true };
 		// Deleted and taken again since the mark (the marker is not there): not the lock watched.
 		if (marker?.some((entry) => answer.new.includes(entry))) return 'not watched';
 		if (!answer.new.includes(LOCK)) {
