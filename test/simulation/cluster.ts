@@ -660,11 +660,14 @@ export async function simulateCluster(
 		// when one had it and the lock stayed blocked.
 		const spans = [
 			...waitSpans.filter((span) => span.workflow === workflow && span.to >= block.first),
-			...[...lockWaiters(workflow).keys()].map((process) => ({
-				process,
-				from: waitStarts.get(`${workflow} ${process.name}`) ?? block.first,
-				to: schedule.now,
-			})),
+			// A dead process waits for nothing: only the live waiters' waits count.
+			...[...lockWaiters(workflow).keys()]
+				.filter((process) => !process.dead)
+				.map((process) => ({
+					process,
+					from: waitStarts.get(`${workflow} ${process.name}`) ?? block.first,
+					to: schedule.now,
+				})),
 		];
 		const heldThroughout = spans.every(({ process, from, to }) => {
 			let clean = Math.max(from, block.first);

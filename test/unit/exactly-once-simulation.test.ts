@@ -133,6 +133,15 @@ const KEPT: Array<{ seed: number; settings: SimSettings; defect: string }> = [
 	})),
 ];
 
+/**
+ * Swarm seeds kept: each once counted as a defect a false block whose live waiters were all held up beyond the bound,
+ * because a waiter killed long before still counted as one waiting unhindered (cluster.ts's falseBlock).
+ */
+const KEPT_SWARM: Array<{ seed: number; defect: string }> = [6766, 9169].map((seed) => ({
+	seed,
+	defect: 'a dead waiter counted as waiting unhindered: a held-up false block called a defect',
+}));
+
 describe('the Idempotency Keys in a simulated cluster (the code users run, seeded)', () => {
 	const situations = new Map<string, number>();
 	const beyond: Violation[] = [];
@@ -241,6 +250,17 @@ describe('the Idempotency Keys in a simulated cluster (the code users run, seede
 			const { violations } = await simulateCluster(seed, settings);
 			const defects = violations.filter((violation) => !violation.beyond);
 			expect(defects.map(describeViolation)).toEqual([]);
+		},
+	);
+
+	it.each(KEPT_SWARM.map((kept) => [kept.seed, kept.defect] as const))(
+		'kept swarm seed %i (%s): no defect, its false block beyond held-up',
+		async (seed) => {
+			const { violations } = await simulateCluster(seed, WIDEST, { swarm: drawSwarm(seed) });
+			expect(violations.filter((violation) => !violation.beyond).map(describeViolation)).toEqual(
+				[],
+			);
+			expect(violations.map((violation) => violation.beyond)).toContain('held-up');
 		},
 	);
 });
