@@ -205,7 +205,7 @@ async function clockScenario(d: KeysDeployment, offsetMs: number) {
 	const seen = await clockOffsetsSeen(d, s.workflowId);
 	const result = await verdict(s, ids, before);
 	d.log(
-		`clock ${label(offsetMs)}: ${JSON.stringify({ ...result, afterStorm, deliveries: round.deliveries + ids.length, stormSettledMs: stormDone.ms, stormStatuses: stormDone.statuses, passSettledMs: passDone.ms, passStatuses: passDone.statuses, outcomeUnknown: await s.executionsSaying('is unknown: the service may'), stayedLocked: await s.executionsSaying('stayed locked'), leastStartLagMs: seen, webhooks: s.deliveries })}`,
+		`clock ${label(offsetMs)}: ${JSON.stringify({ ...result, afterStorm, deliveries: round.deliveries + ids.length, stormSettledMs: stormDone.ms, stormStatuses: stormDone.statuses, passSettledMs: passDone.ms, passStatuses: passDone.statuses, outcomeUnknown: await s.executionsSaying('is unknown: the service may'), stayedBusy: await s.executionsSaying('stayed busy'), leastStartLagMs: seen, webhooks: s.deliveries })}`,
 	);
 	// Worker 2 ran with its clock moved: its startedAt lies the offset away from worker 1's (both ran some). Within
 	// two thirds of the offset (200 ms at 300 ms): its sign and size are seen, and the queue's pick-up lag under

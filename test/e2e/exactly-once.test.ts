@@ -378,7 +378,7 @@ describe.each(N8N_VERSIONS)('Exactly once across executions in a real n8n %s', (
 			expect(nodeOutput(execution.run, INVOICE, 0)).toEqual([]);
 			const refused = nodeOutput(execution.run, INVOICE, 2);
 			expect(refused.map((item) => (item.json.error as { message?: string }).message)).toEqual([
-				'Item 0: Idempotency Key is blank: the expression {{ $json.eventId }} gave nothing. After a Webhook trigger the event is under body, e.g. {{ $json.body.eventId }}',
+				'Item 0: Idempotency Key is blank: the expression {{ $json.eventId }} gave nothing',
 			]);
 			expect(nodeOutput(execution.run, 'Key refused', 0)).toHaveLength(1);
 		}

@@ -120,7 +120,7 @@ describe.each(N8N_VERSIONS)('transport behaviour in a real n8n %s', (version) =>
 		const r = result('wfTrickle0000001');
 		const [failed] = nodeOutput(r.run, SERVICE, 1);
 		expect((failed.json.error as { message: string }).message).toMatch(
-			/^No answer from create-customer within the time-out\. Outcome unknown/,
+			/^No answer from create-customer within the time-out: outcome unknown$/,
 		);
 		const stats = trickling.stats();
 		expect(stats.requests.total).toBe(1);

@@ -12,7 +12,7 @@ import type { OnError, RunResult } from '../support/harness/run-node';
 import { runInvoiceService } from '../support/invoice-service';
 
 /** The node's "Outcome unknown" wording (transport/errors.ts). */
-export const OUTCOME_UNKNOWN = /Outcome unknown/;
+export const OUTCOME_UNKNOWN = /outcome unknown/i;
 
 export interface CustomerInput extends IDataObject {
 	first: string;

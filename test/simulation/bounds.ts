@@ -51,7 +51,7 @@ export const BOUNDS = {
 		measured:
 			"a process held up (paused, its event loop stalled, a query held back) more than this at one await, at least once in every FREE_BLOCK_MS of each of its waits for a lock no live process holds; or more than 2 s in a run whose hold's 45 s ran out",
 		beyond:
-			"a dead lock is taken over later than FREE_BLOCK_MS (each hold-up takes a take-over's turn away, and takers at one instant all lose): claims fail \"stayed locked\" meanwhile (nothing sent, run them again); a hold whose time ran out fails its items as n8n's database's",
+			"a dead lock is taken over later than FREE_BLOCK_MS (each hold-up takes a take-over's turn away, and takers at one instant all lose): claims fail \"stayed busy\" meanwhile (nothing sent, run them again); a hold whose time ran out fails its items as n8n's database's",
 	},
 } as const satisfies Record<string, Bound>;
 

@@ -259,7 +259,7 @@ function tellItems(
 			itemIndex,
 			text,
 			codes: pairs ? [...new Set([...pairs, ...ownCodes])] : all,
-			storeFailure: /n8n's database|stayed locked/.test(text),
+			storeFailure: /n8n's database|stayed busy/.test(text),
 		};
 	});
 }

@@ -187,7 +187,7 @@ describe('one batch of claims and outcomes', () => {
 		]);
 		expect([claimA.status, claimB.status]).toEqual(['rejected', 'rejected']);
 		expect(String((claimB as PromiseRejectedResult).reason)).toMatch(
-			/which of them were new cannot be told/,
+			/failed while recording Idempotency Keys, after writing them/,
 		);
 		expect([stateOf('A'), stateOf('B')]).toEqual(['flight', 'flight']);
 		expect(hasCode('X2345678', 'A')).toBe(false);

@@ -88,7 +88,7 @@ describe('readRunOptions', () => {
 		'refuses a Resend Unknown Outcomes Of of %p that is not resend codes, naming it',
 		(given) => {
 			expect(() => readRunOptions({ resendUnknownOf: given })).toThrow(
-				/^Resend Unknown Outcomes Of must hold the resend codes given by unknown-outcome errors \(8 letters and digits each, e\.g\. K7QM2XR9, separated by commas\), got /,
+				/^Resend Unknown Outcomes Of must list resend codes, got /,
 			);
 		},
 	);
@@ -97,7 +97,7 @@ describe('readRunOptions', () => {
 		'refuses a Resend Unknown Outcomes Of that is not text (%p)',
 		(given) => {
 			expect(() => readRunOptions({ resendUnknownOf: given })).toThrow(
-				/^Resend Unknown Outcomes Of must hold the resend codes/,
+				/^Resend Unknown Outcomes Of must list resend codes/,
 			);
 		},
 	);

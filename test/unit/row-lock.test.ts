@@ -287,7 +287,7 @@ describe('the lock never removes what it does not hold (issue 51, defect 1)', ()
 describe('a waiter whose looks each wait long for a connection (issue 51, defect 6)', () => {
 	it("still marks and takes a dead holder's lock over", async () => {
 		// Before: each look took longer than the 2 s gap that started a watch again, and the lock was never
-		// taken over: every claim failed "stayed locked".
+		// taken over: every claim failed "stayed busy".
 		const model = new StoreModel({
 			beforeQuery: async ({ caller, helper }) => {
 				if (caller === 'w' && helper === 'getProcessedDataCount') await sleep(150);

@@ -159,7 +159,7 @@ describe('field validation', () => {
 			'must use a dot for decimals and no thousands separators, like 1234.50, got "12,50"',
 		);
 		expect(problemOf(() => requirePriceCents('€12', 'Price')).problem).toBe(
-			'must be a plain number without a currency sign or code (the currency is set by the Currency field), like 12.50, got "€12"',
+			'must be a plain number like 12.50, without a currency sign or code (the Currency field sets it), got "€12"',
 		);
 		expect(problemOf(() => requirePriceCents(Infinity, 'Price')).problem).toBe(
 			'must be a finite number with at most 2 decimals, like 19.99, got Infinity',

@@ -142,7 +142,7 @@ const UNICODE =
 const NUMBER = 'must be a number with at most 2 decimals, like 19.99, got';
 const COMMA = 'must use a dot for decimals and no thousands separators, like 1234.50, got';
 const SIGN =
-	'must be a plain number without a currency sign or code (the currency is set by the Currency field), like 12.50, got';
+	'must be a plain number like 12.50, without a currency sign or code (the Currency field sets it), got';
 const FINITE = 'must be a finite number with at most 2 decimals, like 19.99, got';
 const CUSTOMER_ID =
 	'must be a customer ID like cust_123 (the "id" returned by Create Customer), got';

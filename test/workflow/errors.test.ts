@@ -69,7 +69,7 @@ describe('every answer of the service becomes one clear error', () => {
 			404,
 			'<html><body>Not found</body></html>',
 			{ 'content-type': 'text/html' },
-			`Nothing found at ${ORIGIN}${API}/create-customer (HTTP 404): check the Base URL and that the "create-customer" workflow is exposed as an API workflow`,
+			`Nothing found at ${ORIGIN}${API}/create-customer (HTTP 404)`,
 			'404',
 		],
 		[
@@ -170,7 +170,10 @@ describe('every answer of the service becomes one clear error', () => {
 		const result = await runInvoiceService({ parameters: customerParameters(), items: [ADA] });
 		expect(scope.isDone()).toBe(true);
 		expect(result.error?.message).toMatch(
-			/^The connection to app\.example\.com broke before the answer to create-customer arrived\. Outcome unknown: .*Check the service; if the record is not there, enter [2-9A-Z]{8} in Options → Resend Unknown Outcomes Of/,
+			/^The connection to app\.example\.com broke before the answer to create-customer arrived: outcome unknown$/,
+		);
+		expect(result.error?.description).toMatch(
+			/^Outcome unknown: .*Check the service; if the record is not there, enter [2-9A-Z]{8} in Options → Resend Unknown Outcomes Of/,
 		);
 	});
 
@@ -189,7 +192,7 @@ describe('every answer of the service becomes one clear error', () => {
 			items: [ADA],
 		});
 		expect(result.error?.message).toMatch(
-			/^No answer from create-customer within the time-out\. Outcome unknown/,
+			/^No answer from create-customer within the time-out: outcome unknown$/,
 		);
 		expect(calls).toBeLessThanOrEqual(1);
 		expect(nock.pendingMocks()).toHaveLength(1);

@@ -187,7 +187,7 @@ describe('three states per key', () => {
 		expect(again.outputs[1]).toEqual([]);
 		const error = errorOf(again.outputs[2][0]);
 		expect(error.message).toBe(
-			'Item 0: the outcome of the create with Idempotency Key "event-2" is unknown: the service may or may not hold the record',
+			'Item 0: the outcome of the create with Idempotency Key "event-2" is unknown: the service may or may not have the record',
 		);
 		expect(error.description).toBe(
 			'Not sent, so that it is not created twice. Check in the service whether the record exists: if it does, the event is done; if it does not, enter the key\'s resend code in Options → Resend Unknown Outcomes Of and retry this execution with the current workflow. The code is in an earlier execution of this event: the error of the one that sent it without an answer (the item\'s "outcome unknown" error), or of one that gave up waiting for it (or its warning, for an item it never reached).',
@@ -612,7 +612,7 @@ describe('a failing store fails the item plainly', () => {
 			const run = await runInvoiceService(keyed(nodeId, [event(18)]));
 			expect(run.outputs[1].map((item) => item.json.idempotencyKey)).toEqual(['event-18']);
 			expect(hintsOf(run)).toMatch(
-				/could not take back what the claim of the Idempotency Key of item 0 added .* never sent twice/,
+				/n8n's database failed while recording the Idempotency Key of item 0 \(not sent\): .* never sent twice/,
 			);
 		} finally {
 			restore();
@@ -639,7 +639,7 @@ describe('a failing store fails the item plainly', () => {
 			);
 			// The refused item says its own key's give-back failed.
 			expect(description).toMatch(
-				/^HTTP 400: .* The Idempotency Key could not be given back in n8n's database \(Connection terminated unexpectedly\)/,
+				/^HTTP 400: .* n8n's database could not record that nothing was created for this Idempotency Key \(Connection terminated unexpectedly\)/,
 			);
 		} finally {
 			restore();
@@ -767,7 +767,7 @@ describe('the lock on the workflow row', () => {
 			keyed(nodeId, [event(9)], { onError: 'continueErrorOutput' }),
 		);
 		const error = errorOf(run.outputs[2][0]);
-		expect(error.message).toMatch(/stayed locked in n8n's database/);
+		expect(error.message).toMatch(/stayed busy in n8n's database/);
 		expect(error.description).toMatch(
 			/^Nothing was sent to the service for this item\..*Run the item again\./,
 		);
@@ -789,7 +789,7 @@ describe('the lock on the workflow row', () => {
 				readKeySettings({}),
 			),
 		).toThrow(
-			'The Remove Duplicates node "Remove Duplicates" keeps its history for the whole workflow (Scope: Workflow), where this node\'s Idempotency Keys keep their lock',
+			'The Remove Duplicates node "Remove Duplicates" keeps its history for the whole workflow (Scope: Workflow), where this node keeps its Idempotency Keys',
 		);
 		// Scope: Node keeps its own row: no conflict.
 		expect(

@@ -3,6 +3,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import type { RecordedError } from '../exactlyOnce/runRecord';
 import type { NodeError } from '../exactlyOnce/runReport';
+import { fitTitle } from '../helpers/title';
 import { FieldError } from '../helpers/validate';
 
 /** Any error of an item as n8n's own: a field's error says it names the item and that nothing was sent. */
@@ -12,15 +13,28 @@ export function asNodeError(
 	itemIndex: number,
 ): NodeError {
 	if (error instanceof FieldError) {
-		return new NodeOperationError(context.getNode(), `Item ${itemIndex}: ${error.message}`, {
-			itemIndex,
-			description: ['Nothing was sent to the service for this item.', error.next]
-				.filter(Boolean)
-				.join(' '),
-		});
+		return withFittedTitle(
+			new NodeOperationError(context.getNode(), `Item ${itemIndex}: ${error.message}`, {
+				itemIndex,
+				description: ['Nothing was sent to the service for this item.', error.next]
+					.filter(Boolean)
+					.join(' '),
+			}),
+		);
 	}
-	if (error instanceof NodeApiError || error instanceof NodeOperationError) return error;
-	return new NodeOperationError(context.getNode(), error as Error, { itemIndex });
+	const nodeError =
+		error instanceof NodeApiError || error instanceof NodeOperationError
+			? error
+			: new NodeOperationError(context.getNode(), error as Error, { itemIndex });
+	return withFittedTitle(nodeError);
+}
+
+/** Every error the node gives: its title at most MAX_TITLE_CHARS, what was cut kept in the description. */
+function withFittedTitle(error: NodeError): NodeError {
+	const fitted = fitTitle(error.message, error.description);
+	error.message = fitted.message;
+	if (fitted.description !== undefined) error.description = fitted.description;
+	return error;
 }
 
 /**

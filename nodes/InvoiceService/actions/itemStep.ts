@@ -63,6 +63,11 @@ export class ItemStep {
 	 * error, so the stop report lists them all (n8n keeps one thrown error a run, issue 51).
 	 */
 	private readonly givenUpCodes = new Map<number, string>();
+	/**
+	 * Items whose record the service created in this try: a later failure of theirs (the PDF download) is no unknown
+	 * outcome, and gets no resend code (the record is there).
+	 */
+	private readonly createdHere = new Set<number>();
 
 	constructor(
 		private readonly context: IExecuteFunctions,
@@ -155,7 +160,7 @@ export class ItemStep {
 	 * record keeps both (never sent again unless that code is entered).
 	 */
 	private failed(itemIndex: number, caught: unknown, error: NodeError): void {
-		if (!mayHaveActed(caught)) return;
+		if (!mayHaveActed(caught) || this.createdHere.has(itemIndex)) return;
 		const code = this.codes.get(itemIndex) ?? newResendCode();
 		withCode(error, code);
 		this.run.record.unknown(itemIndex, wordsOf(error), code);
@@ -252,6 +257,7 @@ export class ItemStep {
 		// The record exists whatever the store says: if n8n's database cannot mark the key created, it stays in
 		// flight, and a later delivery of the event fails as unknown (never sent twice). Marked while the run goes
 		// on (the marks of many items go together), and done before the node returns (keysWritten).
+		this.createdHere.add(itemIndex);
 		if (claim) this.claims?.markCreated(itemIndex, claim);
 		record.created(itemIndex, prepared.body, created);
 		return await this.outputOf(prepared, created, itemIndex);
@@ -289,7 +295,7 @@ async function settleOrSay(
 		// Too late: certainly not written, so the code above is in no row. Else the mark may have been written.
 		const said =
 			outcome === 'giveBack'
-				? `The Idempotency Key could not be given back in n8n's database (${why}): a later delivery of this event waits for this one, then fails as an unknown outcome.`
+				? `n8n's database could not record that nothing was created for this Idempotency Key (${why}): a later delivery of this event waits for this one, then fails as outcome unknown.`
 				: isTooLate(storeError)
 					? `The Idempotency Key could not be marked in n8n's database (${why}): a later delivery of this event waits for this one, then fails as an unknown outcome with a resend code of its own; enter that one, not the one above.`
 					: `The Idempotency Key may not have been marked in n8n's database (${why}): a later delivery of this event either fails as an unknown outcome sent by this execution (then enter the code above) or waits for this one, then fails with a resend code of its own (then enter that one).`;
@@ -322,7 +328,7 @@ function createdByAnotherRetryError(context: IExecuteFunctions, itemIndex: numbe
 		{
 			itemIndex,
 			description:
-				"Not sent again, so that it is not created twice. This failed execution was retried more than once, and an earlier retry created this item: that retry's execution holds its output. Go on from that execution (retry it if it failed), not from this one.",
+				"Not sent again, so that it is not created twice. This failed execution was retried more than once, and an earlier retry created this item: that retry's execution has its output. Go on from that execution (retry it if it failed), not from this one.",
 		},
 	);
 }
@@ -342,7 +348,7 @@ function unknownInAnotherRetryError(
 			: resendWayForward(code);
 	return new NodeOperationError(
 		context.getNode(),
-		`Item ${itemIndex}: another retry of this execution sent this item, and its outcome is unknown: the service may or may not hold the record`,
+		`Item ${itemIndex}: another retry of this execution sent this item, and its outcome is unknown: the service may or may not have the record`,
 		{
 			itemIndex,
 			description: `Not sent again, so that it is not created twice. ${way}`,

@@ -150,7 +150,7 @@ export class IdempotencyKeys {
 		if (conflict) {
 			throw new NodeOperationError(
 				context.getNode(),
-				`The Remove Duplicates node "${conflict}" keeps its history for the whole workflow (Scope: Workflow), where this node's Idempotency Keys keep their lock`,
+				`The Remove Duplicates node "${conflict}" keeps its history for the whole workflow (Scope: Workflow), where this node keeps its Idempotency Keys`,
 				{
 					description:
 						'Nothing was sent. Set that node\'s Scope to "Node" (Options → Scope), or remove this node\'s Idempotency Key, and run again.',
@@ -357,10 +357,10 @@ export function unknownKeyError(
 	const check =
 		code === undefined
 			? 'Check in the service whether the record exists: if it does, the event is done; if it does not, enter the key\'s resend code in Options → Resend Unknown Outcomes Of and retry this execution with the current workflow. The code is in an earlier execution of this event: the error of the one that sent it without an answer (the item\'s "outcome unknown" error), or of one that gave up waiting for it (or its warning, for an item it never reached).'
-			: `Another execution held the key past the wait, and the node gave up waiting: if the record is in the service, the event is done. ${resendWayForward(code)}`;
+			: `Another execution was still sending with this key when the wait ended: if the record is in the service, the event is done. ${resendWayForward(code)}`;
 	return new NodeOperationError(
 		context.getNode(),
-		`Item ${itemIndex}: the outcome of the create with Idempotency Key "${clip(key, MAX_KEY_SHOWN)}" is unknown: the service may or may not hold the record`,
+		`Item ${itemIndex}: the outcome of the create with Idempotency Key "${clip(key, MAX_KEY_SHOWN)}" is unknown: the service may or may not have the record`,
 		{ itemIndex, description: `Not sent, so that it is not created twice. ${check}` },
 	);
 }

@@ -1,5 +1,6 @@
 import type { IExecuteFunctions, INode } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
+import { capitalized } from '../helpers/title';
 import { KEYS_TIMING } from './timing';
 
 /**
@@ -31,7 +32,7 @@ export class LockError extends Error {
 
 /** An outcome not written because it would have been sent too late (keyStore.ts, lateAfter): certainly not written. */
 const TOO_LATE =
-	'it came too late to be written safely: another execution may have given up waiting for this key meanwhile, so the key was left in flight';
+	'it came too late to be written safely (another execution may have stopped waiting for this key meanwhile), so it was not written';
 
 export const tooLateError = (): LockError =>
 	new LockError('store', TOO_LATE, undefined, 'notWritten');
@@ -41,7 +42,7 @@ export const isTooLate = (error: unknown): boolean =>
 
 /** A claims' check that failed after writing, its new entries not told from the held ones (rowBatch.ts, undo). */
 const CHECK_LEFT_IN_FLIGHT =
-	"n8n's database failed while recording Idempotency Keys, after writing them, and which of them were new cannot be told: this item's key may now look in flight, so a later delivery of its event waits Max Retry Wait + Timeout + 30 s, then fails as an unknown outcome with a resend code (nothing was sent for this item: if the service has no record of it, enter that code)";
+	"n8n's database failed while recording Idempotency Keys, after writing them: this item's key may now look as if it were being sent, so a later delivery of its event waits Max Retry Wait + Timeout + 30 s, then fails as outcome unknown with a resend code (nothing was sent for this item: enter that code)";
 
 export const leftInFlightError = (): LockError =>
 	new LockError('store', CHECK_LEFT_IN_FLIGHT, undefined, 'inFlight');
@@ -86,7 +87,7 @@ const isModeConflict = (error: unknown) =>
 	/incompatible setting/i.test(String((error as Error)?.message ?? ''));
 
 export const conflictMessage =
-	"The workflow's entry in n8n's processed-data store is used by another node (a Remove Duplicates node with Scope: Workflow?)";
+	"Another node keeps its history in this workflow's entry of n8n's database (a Remove Duplicates node with Scope: Workflow?)";
 
 /** Any failure of the store as a LockError: a Remove Duplicates row's mode error is a conflict. */
 export function asLockError(error: unknown): LockError {
@@ -113,12 +114,13 @@ export function storeItemError(
 	purpose: KeysPurpose,
 ): StoreItemError {
 	const kind = error instanceof LockError ? error.kind : 'store';
-	const said =
-		error instanceof LockError ? error.message : String((error as Error)?.message ?? error);
-	const cause =
-		error instanceof LockError && error.cause
-			? ` (${String((error.cause as Error).message ?? error.cause)})`
-			: '';
+	// The node's own words (a busy row, a write too late, a conflict) as they are; n8n's database's as it said them.
+	const raw = error instanceof LockError ? error.cause : error;
+	const ours = error instanceof LockError && (raw === undefined || kind === 'conflict');
+	const rawText = String((raw as Error)?.message ?? raw);
+	const said = ours
+		? `${capitalized(error.message)}${raw === undefined ? '' : ` (n8n's database said: ${rawText})`}`
+		: `n8n's database said: ${rawText}`;
 	const checked =
 		purpose === 'idempotency'
 			? 'the Idempotency Key'
@@ -126,21 +128,21 @@ export function storeItemError(
 	const keys = purpose === 'idempotency' ? 'the Idempotency Keys' : "the node's checks of retries";
 	const message = {
 		store: `Item ${itemIndex}: n8n's database could not check ${checked}`,
-		busy: `Item ${itemIndex}: ${keys} of this workflow stayed locked in n8n's database`,
+		busy: `Item ${itemIndex}: ${keys} of this workflow stayed busy in n8n's database`,
 		conflict: `Item ${itemIndex}: ${keys} cannot be kept in this workflow`,
 	}[kind];
 	const next = {
 		store: "Check that n8n's database is reachable and has room, then run the item again.",
-		busy: `Another execution may hold many keys, or an n8n process died holding the lock (another process takes it over once it has seen it unchanged for ${takeOverSeconds} s). Run the item again.`,
+		busy: `Another execution may be checking many keys, or an n8n process stopped in the middle of checking them (they are freed once unchanged for ${takeOverSeconds} s). Run the item again.`,
 		conflict:
-			'Another node (a Remove Duplicates node with Scope: Workflow) uses the same entry of the processed-data store: set its Scope to "Node" and run again.',
+			'Another node (a Remove Duplicates node with Scope: Workflow) uses the same entry of n8n\'s database: set its Scope to "Node" and run again.',
 	}[kind];
 	return new StoreItemError(
 		context.getNode(),
 		message,
 		{
 			itemIndex,
-			description: `Nothing was sent to the service for this item. n8n's database: ${said}${cause}. ${next}`,
+			description: `Nothing was sent to the service for this item. ${said}. ${next}`,
 		},
 		error instanceof LockError && error.left === 'inFlight',
 	);

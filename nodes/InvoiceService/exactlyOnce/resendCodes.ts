@@ -35,10 +35,9 @@ export function readResendCodes(value: unknown, field: string): string[] {
 			? [JSON.stringify(value)]
 			: given.filter((part) => !CODE.test(part.toUpperCase()));
 	if (wrong.length > 0) {
-		throw new FieldError(
-			field,
-			`must hold the resend codes given by unknown-outcome errors (${LENGTH} letters and digits each, e.g. K7QM2XR9, separated by commas), got ${wrong.slice(0, 3).join(', ')}`,
-		);
+		throw new FieldError(field, `must list resend codes, got ${wrong.slice(0, 3).join(', ')}`, {
+			next: `Enter the codes that "outcome unknown" errors give (${LENGTH} letters and digits each, e.g. K7QM2XR9), separated by commas, or clear the option.`,
+		});
 	}
 	return [...new Set(given.map((part) => part.toUpperCase()))];
 }

@@ -147,7 +147,7 @@ export class RowLock {
 					if (this.clock.now() - acquiredAt >= this.timing.writeMs) {
 						throw new LockError(
 							'busy',
-							`n8n's database was too slow: the Idempotency Key lock was held past ${this.timing.writeMs / 1000} s, and is not written in after that`,
+							`n8n's database was too slow: checking the Idempotency Keys took more than ${this.timing.writeMs / 1000} s, and nothing is written after that`,
 						);
 					}
 				});
@@ -185,7 +185,7 @@ export class RowLock {
 			if (this.waitedOut(started, watch)) {
 				throw new LockError(
 					'busy',
-					`The Idempotency Key lock of this workflow in n8n's database stayed taken for ${Math.round((this.clock.now() - started) / 1000)} s`,
+					`the Idempotency Keys of this workflow stayed busy in n8n's database for ${Math.round((this.clock.now() - started) / 1000)} s`,
 				);
 			}
 			await this.clock.sleep(delay + Math.floor(this.clock.random() * delay));

@@ -1,5 +1,6 @@
 import type { IDataObject, NodeApiError, NodeOperationError } from 'n8n-workflow';
 
+import { capitalized } from '../helpers/title';
 import { EACH_WAY_FORWARD, resendWayForward } from './resendCodes';
 import type { KeysNotWritten } from './runClaims';
 import type { RunRecord } from './runRecord';
@@ -100,14 +101,14 @@ export function keyWarnings({
 			? `n8n's database could not mark the Idempotency Key of ${sorted(notMarked)} as created (their records were created): a later delivery of those events waits for them, then fails as an unknown outcome instead of going to Already Created, and is never sent twice. Check that n8n's database is reachable; those events need nothing more.`
 			: '',
 		notGivenBack.length > 0
-			? `n8n's database could not give back the Idempotency Key of ${sorted(notGivenBack)} (nothing was created for them): a later delivery of those events waits for them, then fails as an unknown outcome. Check that n8n's database is reachable; then check the service (their records are not there) and resend them with the resend code their error gives.`
+			? `n8n's database could not record that nothing was created for ${sorted(notGivenBack)}: a later delivery of those events waits, then fails as outcome unknown. Check that n8n's database is reachable, then resend them with the resend code their error gives (their records are not in the service).`
 			: '',
 		leftInFlight.length > 0
-			? `n8n's database could not take back what the claim of the Idempotency Key of ${sorted(leftInFlight)} added (not sent: found already created, with an unknown outcome, or never reached): their keys now look in flight, so a later delivery of those events waits for them, then fails as an unknown outcome, and is never sent twice. Check that n8n's database is reachable; what this run said of those items stays true (Already Created: the record exists; unknown: their error says what to do).`
+			? `n8n's database failed while recording the Idempotency Key of ${sorted(leftInFlight)} (not sent): a later delivery of those events waits, then fails as outcome unknown, and is never sent twice. Check that n8n's database is reachable; what this run said of those items stays true.`
 			: '',
 		...expiredUnsent.map(
 			({ itemIndex, code }) =>
-				`The Idempotency Key of ${itemName(itemIndex)} was held by another execution past the wait, and this run, claiming it ahead, gave up waiting for it; the item was not sent (the run ended before its turn, or its input was refused): a later delivery of that event fails as an unknown outcome. ${resendWayForward(code)}`,
+				`${capitalized(itemName(itemIndex))} was not sent (the run ended before its turn, or its input was refused), and another execution was still sending with its Idempotency Key when this run's wait ended: a later delivery of that event fails as outcome unknown. ${resendWayForward(code)}`,
 		),
 	].filter(Boolean);
 }
@@ -133,7 +134,7 @@ function unmatchedSentence(counts: RunCounts): string {
 
 /** The items another retry of this failed execution created, and where their outputs are. */
 function byAnotherRetry(items: number[]): string {
-	return `Created by another retry of this execution, not sent again: ${listed([...items].sort((a, b) => a - b).map(itemName))}. That retry's execution holds their output: go on from it (retry it if it failed), not from this one.`;
+	return `Created by another retry of this execution, not sent again: ${listed([...items].sort((a, b) => a - b).map(itemName))}. That retry's execution has their output: go on from it (retry it if it failed), not from this one.`;
 }
 
 export interface Failed {

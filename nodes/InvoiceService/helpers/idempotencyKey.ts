@@ -26,8 +26,8 @@ export function requireIdempotencyKey(value: unknown, rawOf: () => unknown, fiel
 	if (isBlank(value) || (text !== undefined && MISSING_AS_TEXT.has(text))) {
 		const raw = rawOf();
 		const gave = text === undefined ? describeValue(value) : `${describeValue(value)} (blank)`;
-		throw new FieldError(field, `is blank: ${writtenAs(raw, gave)}. ${whereTheEventIs(raw)}`, {
-			next: 'A blank key would turn the duplicate check off, so the item fails instead. Point the key at a field every event has (the input pane shows the fields), or remove the Idempotency Key option to send without the check.',
+		throw new FieldError(field, `is blank: ${writtenAs(raw, gave)}`, {
+			next: `${whereTheEventIs(raw)}. A blank key would turn the duplicate check off, so the item fails instead. Point the key at a field every event has (the input pane shows the fields), or remove the Idempotency Key option to send without the check.`,
 		});
 	}
 	if (text !== undefined) return text;
@@ -40,7 +40,7 @@ export function requireIdempotencyKey(value: unknown, rawOf: () => unknown, fiel
 /** What the parameter is and what it gave: `the expression {{ $json.eventId }} gave nothing`. */
 function writtenAs(raw: unknown, gave: string): string {
 	if (typeof raw !== 'string' || !raw.startsWith('=')) {
-		return isBlank(raw) ? 'the field is empty' : `the field holds ${gave}`;
+		return isBlank(raw) ? 'the field is empty' : `the field contains ${gave}`;
 	}
 	const expression = raw.slice(1).trim();
 	if (expression === '') return 'the expression is empty';

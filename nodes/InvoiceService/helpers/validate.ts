@@ -156,7 +156,7 @@ export function requireCurrency(value: unknown, field: string): Currency {
 const MONEY_MESSAGES: Partial<Record<MoneyProblem, string>> = {
 	'decimal comma': 'must use a dot for decimals and no thousands separators, like 1234.50',
 	'currency sign':
-		'must be a plain number without a currency sign or code (the currency is set by the Currency field), like 12.50',
+		'must be a plain number like 12.50, without a currency sign or code (the Currency field sets it)',
 	'not finite': 'must be a finite number with at most 2 decimals, like 19.99',
 	'too large': `must be between -${fromCents(MONEY_LIMIT * 100 - 1)} and ${fromCents(MONEY_LIMIT * 100 - 1)}`,
 };

@@ -51,9 +51,8 @@ const STATUS_WORDS: Record<number, (answer: Answer) => Words> = {
 			"The key was read but is not allowed to run this workflow. Check the key and the workflow's API permissions in the app.",
 	}),
 	404: ({ call }) => ({
-		message: `Nothing found at ${call.url} (HTTP 404): check the Base URL and that the "${call.endpoint}" workflow is exposed as an API workflow`,
-		description:
-			'The Base URL should be the app address followed by /api/1.1/wf (or /version-test/api/1.1/wf for the development version).',
+		message: `Nothing found at ${call.url} (HTTP 404)`,
+		description: `Check the Base URL and that the "${call.endpoint}" workflow is exposed as an API workflow. The Base URL should be the app address followed by /api/1.1/wf (or /version-test/api/1.1/wf for the development version).`,
 	}),
 	409: ({ serviceMessage, said, call }) => ({
 		message: call.conflictMessage ?? `The record already exists (HTTP 409)${said}`,
@@ -159,15 +158,15 @@ export function answerTooLarge(
 	call: CallContext,
 	{ statusCode, contentType, maxBytes, announced }: OversizedAnswer,
 ): Failure {
-	const kind = contentType ? `, ${clip(contentType, 100)}` : '';
+	const kind = contentType ? `, ${clip(contentType, 60)}` : '';
 	const size =
 		announced !== undefined ? `it announced ${megabytes(announced)}` : 'reading stopped there';
 	return {
 		httpCode: statusCode,
 		retryable: false,
 		serviceMayHaveActed: true,
-		message: `The answer to ${call.endpoint} from ${call.url} was larger than ${kilobytes(maxBytes)} (HTTP ${statusCode}${kind}; ${size})`,
-		description: `No answer of the service is that large (its records and errors are a few hundred bytes), so this is not its workflow API answering: usually a page of a proxy in front of it, or of the app itself. Check the Base URL in the credential (it should end in /api/1.1/wf). Outcome unknown: the request reached that host, so it may or may not have been carried out. ${UNKNOWN_OUTCOME_WAY_FORWARD}`,
+		message: `The answer to ${call.endpoint} was larger than ${kilobytes(maxBytes)} (HTTP ${statusCode}${kind}; ${size})`,
+		description: `It came from ${call.url}. No answer of the service is that large (its records and errors are a few hundred bytes), so this is not its workflow API answering: usually a page of a proxy in front of it, or of the app itself. Check the Base URL in the credential (it should end in /api/1.1/wf). Outcome unknown: the request reached that host, so it may or may not have been carried out. ${UNKNOWN_OUTCOME_WAY_FORWARD}`,
 	};
 }
 

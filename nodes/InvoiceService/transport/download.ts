@@ -46,8 +46,8 @@ export function unusableUrl(url: unknown): Failure {
 	if (typeof url === 'string' && hasUserinfo(url)) {
 		return {
 			retryable: false,
-			message: `the service's download_url carries a user name or password (${shownUrl(url)}), which the node never sends`,
-			description: 'Have the app give a download_url without credentials in it.',
+			message: `the service's download_url carries a user name or password, which the node never sends`,
+			description: `The download_url was ${shownUrl(url)} (shown without them). Have the app give a download_url without credentials in it.`,
 		};
 	}
 	const given = clip(JSON.stringify(url ?? null), MAX_QUOTED_CHARS);
@@ -57,8 +57,8 @@ export function unusableUrl(url: unknown): Failure {
 /** The failure of a file that arrived whole but is not a PDF; undefined when it is one. */
 export function notAPdf(file: PdfFile, url: string): Failure | undefined {
 	if (file.data.subarray(0, 5).toString('latin1') === '%PDF-') return undefined;
-	const message = `what came back from ${url} is not a PDF (content type ${file.contentType ?? 'unknown'}, ${file.data.length} bytes)`;
-	return { retryable: false, message };
+	const message = `what came back is not a PDF (content type ${clip(file.contentType ?? 'unknown', 60)}, ${file.data.length} bytes)`;
+	return { retryable: false, message, description: `It came from ${url}.` };
 }
 
 export interface FileLimits {

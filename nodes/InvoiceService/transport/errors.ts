@@ -59,9 +59,12 @@ export const UNKNOWN_OUTCOME_WAY_FORWARD =
 
 export const UNKNOWN_OUTCOME = `Outcome unknown: the request reached the service but no answer came back, so it may or may not have been carried out. ${UNKNOWN_OUTCOME_WAY_FORWARD}`;
 
-/** The message of a request that got no answer in time, whether its socket went quiet or the deadline passed. */
+/**
+ * The title of a request that got no answer in time, whether its socket went quiet or the deadline passed; its
+ * description carries UNKNOWN_OUTCOME.
+ */
 export function noAnswerInTime(call: CallContext): string {
-	return `No answer from ${call.endpoint} within the time-out. ${UNKNOWN_OUTCOME}`;
+	return `No answer from ${call.endpoint} within the time-out: outcome unknown`;
 }
 
 /** Seconds for messages: "3 s", "0.5 s". */
@@ -78,7 +81,7 @@ export function deadlineFailure(call: CallContext, timeoutMs: number): Failure {
 		retryable: false,
 		serviceMayHaveActed: true,
 		message: noAnswerInTime(call),
-		description: `The whole answer (headers and body) must arrive within the Timeout option (${seconds(timeoutMs)}); it did not, so the request was cut off.`,
+		description: `The whole answer (headers and body) must arrive within the Timeout option (${seconds(timeoutMs)}); it did not, so the request was cut off. ${UNKNOWN_OUTCOME}`,
 	};
 }
 
@@ -133,8 +136,8 @@ export function cancelledFailure(call: CallContext): Failure {
 	return {
 		retryable: false,
 		serviceMayHaveActed: true,
-		message: `The execution was stopped while ${call.endpoint} waited for the service's answer. Outcome unknown: the request had been sent, so it may or may not have been carried out.`,
-		description: UNKNOWN_OUTCOME_WAY_FORWARD,
+		message: `The execution was stopped while ${call.endpoint} waited for the service's answer: outcome unknown`,
+		description: `The request had been sent, so it may or may not have been carried out. ${UNKNOWN_OUTCOME_WAY_FORWARD}`,
 	};
 }
 

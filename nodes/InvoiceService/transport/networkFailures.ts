@@ -103,9 +103,9 @@ export function findErrorCode(error: unknown): string | undefined {
 function notSentAfter(first: Failure): Failure {
 	return {
 		retryable: false,
-		message: `Not sent: ${first.message.charAt(0).toLowerCase()}${first.message.slice(1)} (found on an earlier item of this run)`,
+		message: `Not sent: ${first.message.charAt(0).toLowerCase()}${first.message.slice(1)}`,
 		description:
-			`After the first such failure the node sends nothing more to this host in the run: every item would fail the same way. ${first.description ?? ''}`.trim(),
+			`Found on an earlier item of this run: after the first such failure the node sends nothing more to this host in the run, as every item would fail the same way. ${first.description ?? ''}`.trim(),
 	};
 }
 
@@ -145,8 +145,8 @@ function certificateFailure(code: string, fault: CertificateFault, host: string)
 	const [what, fix] = words[fault];
 	return endingTheRun({
 		retryable: false,
-		message: `The certificate of ${host} ${what}: no secure connection was made, nothing was sent`,
-		description: `TLS certificate check failed (${code}) before any data was sent. ${fix}`,
+		message: `The certificate of ${host} ${what}`,
+		description: `No secure connection was made, nothing was sent: the TLS certificate check failed (${code}) before any data was sent. ${fix}`,
 	});
 }
 
@@ -195,8 +195,8 @@ export function networkFailure(
 		serviceMayHaveActed: true,
 		message: timedOut
 			? noAnswerInTime(call)
-			: `The connection to ${host} broke before the answer to ${call.endpoint} arrived. ${UNKNOWN_OUTCOME}`,
-		description: `${code ?? 'network error'}: ${clip(rawMessage, MAX_QUOTED_CHARS)}`,
+			: `The connection to ${host} broke before the answer to ${call.endpoint} arrived: outcome unknown`,
+		description: `${UNKNOWN_OUTCOME} (${code ?? 'network error'}: ${clip(rawMessage, MAX_QUOTED_CHARS)})`,
 	};
 }
 
@@ -224,8 +224,8 @@ function ssrfRefusal(error: unknown, call: CallContext): Failure | undefined {
 		: '';
 	return {
 		retryable: false,
-		message: `n8n's SSRF protection refused the address ${target}: nothing was sent to ${call.endpoint}`,
-		description: `n8n blocks requests to this address (N8N_SSRF_PROTECTION_ENABLED is on and the address is in N8N_SSRF_BLOCKED_IP_RANGES or N8N_SSRF_BLOCKED_HOSTNAMES). If it should be reachable, the n8n administrator allows it with N8N_SSRF_ALLOWED_HOSTNAMES=${host}${range}, then run this item again.`,
+		message: `n8n's SSRF protection refused the address ${target}`,
+		description: `Nothing was sent to ${call.endpoint}. n8n blocks requests to this address (N8N_SSRF_PROTECTION_ENABLED is on and the address is in N8N_SSRF_BLOCKED_IP_RANGES or N8N_SSRF_BLOCKED_HOSTNAMES). If it should be reachable, the n8n administrator allows it with N8N_SSRF_ALLOWED_HOSTNAMES=${host}${range}, then run this item again.`,
 	};
 }
 
