@@ -381,7 +381,9 @@ export async function simulateCluster(
 				return;
 			}
 			const workflow = query.row.split(' ')[0];
-			if (call && query.step !== 'insert') lateness(query, workflow, call);
+			// A lock row's insert is a taking (its lateness is the lock's own); a node row's is a write like any other.
+			if (call && (query.step !== 'insert' || query.row.includes(' n:')))
+				lateness(query, workflow, call);
 			const data = model.rows.get(query.row)?.data;
 			// What a write removes (a trim's removals are evictions) or adds (claims, for History Size's order) is read
 			// off the row before it.
@@ -398,11 +400,14 @@ export async function simulateCluster(
 			if (others.length > 0) {
 				// Another holder still inside its hold only by a write sent past write-late (the lock's lease ran out on
 				// it): that write lands under the next holder, beyond the bound, even if it has not landed yet.
-				const lateWriter = others.some((other) =>
-					[...(inFlight.get(other) ?? [])].some(
-						({ sentAt }) => schedule.now - sentAt > BOUNDS.writeLate.ms,
-					),
-				);
+				// Or this write itself, sent inside its hold, landing past write-late (its process stalled meanwhile).
+				const lateWriter =
+					(call !== undefined && schedule.now - call.sentAt > BOUNDS.writeLate.ms) ||
+					others.some((other) =>
+						[...(inFlight.get(other) ?? [])].some(
+							({ sentAt }) => schedule.now - sentAt > BOUNDS.writeLate.ms,
+						),
+					);
 				fail(
 					`${writer.name} wrote ${query.row} while ${others.map((p) => p.name).join(', ')} held the lock`,
 					lateWriter ? BOUNDS.writeLate.name : undefined,

@@ -57,4 +57,26 @@ describe('a run that stops with items whose keys it gave up waiting for', () => 
 		expect(description).toContain('item 0 (code CODE0000), item 1 (code RECORDED)');
 		expect(description.match(/RECORDED/g)).toHaveLength(1);
 	});
+
+	it("an item's newer code, given by this run, replaces the record's used one, there and in the record", () => {
+		const record = RunRecord.of(context, { toolCall: false });
+		record.unknown(0, { message: 'no answer', description: 'Enter OLDCODE1 …' }, 'OLDCODE1');
+		record.unknown(1, { message: 'no answer', description: 'Enter OLDCODE2 …' }, 'OLDCODE2');
+		const error = withStopReport({
+			failures: [],
+			notResent: [{ ...gaveUp(0), code: 'NEWCODE1' }],
+			record,
+			handled: new Set([0]),
+			count: 2,
+			counts: { ...noCounts(), notResent: 1 },
+		});
+		expect(String(error.description)).toContain('item 0 (code NEWCODE1)');
+		expect(String(error.description)).not.toContain('OLDCODE1');
+		// An item never reached whose key the run gave a new code (runClaims' expiredUnsent): the record says it.
+		record.recode(1, 'NEWCODE2');
+		expect(record.entries()).toContainEqual([
+			1,
+			{ unknown: { message: 'no answer', description: 'Enter NEWCODE2 …' }, code: 'NEWCODE2' },
+		]);
+	});
 });

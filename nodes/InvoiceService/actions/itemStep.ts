@@ -188,6 +188,8 @@ export class ItemStep {
 		counted.notGivenBack.push(...notGivenBack);
 		counted.leftInFlight.push(...leftInFlight);
 		counted.expiredUnsent.push(...expiredUnsent);
+		// An item the record keeps as unknown whose key got a new code: its old code is used (seed 63717).
+		for (const { itemIndex, code } of expiredUnsent) this.run.record.recode(itemIndex, code);
 	}
 
 	/**

@@ -160,6 +160,24 @@ export class RunRecord {
 		this.saved.items[itemIndex] = { unknown: { ...error }, code };
 	}
 
+	/**
+	 * The item's key has a new resend code (this run, listing the old one, claimed the key and gave up waiting for
+	 * another execution's send of it): the old code is used, so an unknown item says the new one from now on.
+	 */
+	recode(itemIndex: number, code: string): void {
+		const item = this.saved?.items[itemIndex];
+		if (!item?.unknown) return;
+		const old = codeOf(item);
+		const swap = (text: string) => text.split(old).join(code);
+		const { message, description } = item.unknown;
+		item.unknown = {
+			...item.unknown,
+			message: swap(message),
+			...(description === undefined ? {} : { description: swap(description) }),
+		};
+		item.code = code;
+	}
+
 	/** The user checked the service and asked to send an unknown item again: what the record said of it goes. */
 	resend(itemIndex: number): void {
 		if (this.saved) delete this.saved.items[itemIndex];

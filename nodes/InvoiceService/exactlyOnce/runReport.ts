@@ -179,12 +179,18 @@ function itemsToList({ record, createdId, failures, notResent }: StoppedRun) {
 	const created: string[] = [];
 	const unknownCodes: Array<{ itemIndex: number; code: string }> = [];
 	const known = new Set<number>();
+	// A code this run gave an item's key is newer than the record's (whose code the run's claim used up).
+	const given = new Map(
+		[...failures, ...notResent].flatMap(({ itemIndex, code }) =>
+			code === undefined ? [] : [[itemIndex, code] as const],
+		),
+	);
 	for (const [index, recalled] of record.entries().sort(([a], [b]) => a - b)) {
 		known.add(index);
 		if ('created' in recalled) {
 			const id = createdId?.(recalled.created);
 			created.push(`item ${index}${id ? ` (${id})` : ''}`);
-		} else unknownCodes.push({ itemIndex: index, code: recalled.code });
+		} else unknownCodes.push({ itemIndex: index, code: given.get(index) ?? recalled.code });
 	}
 	for (const { itemIndex, code } of [...failures, ...notResent].sort(byIndex)) {
 		if (code === undefined || known.has(itemIndex)) continue;
