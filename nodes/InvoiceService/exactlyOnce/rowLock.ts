@@ -45,10 +45,16 @@ const LOCK = 'invoice-service idempotency lock';
 /** Stamps 1..SLOTS: a lock holds a random prefix of them, so that its count tells it from the next lock. */
 const SLOTS = 60;
 const stamp = (n: number) => `${LOCK} ${n}`;
-/** Identity entries: one of IDS of each family (a lock's identity, checked after a grace). */
-const IDS = 100;
+/**
+ * Identity entries: one of IDS of each of three families (a lock's identity, checked after a grace, and by a failed
+ * INSERT's clean-up): two takers at one instant, or a failed INSERT and the lock it finds, share one in a billion.
+ * With two families of 100 (until 2026-12-07) one pair in 10,000 did: swarm seed 68008's clean-up deleted another
+ * process's lock of the same identity and count.
+ */
+const IDS = 1000;
 const idA = (n: number) => `${LOCK} a${n}`;
 const idB = (n: number) => `${LOCK} b${n}`;
+const idE = (n: number) => `${LOCK} e${n}`;
 /**
  * Marker entries: a waiter's mark is one of MARKS of each family (one in a million: with the count watched too, one
  * lock is told from the next). Bounded, so that a row of marks and stamps alone is still known as this package's.
@@ -69,8 +75,8 @@ const TAKER_STAMPS = 10;
 const takerStamp = (n: number) => `${LOCK} t${n}`;
 /** The most a row grows between two looks by marks alone (two waiters' marks): more is a take-over. */
 const MARKS_GROWTH = 4;
-const OURS = [LOCK, ...all(SLOTS, stamp), ...all(IDS, idA), ...all(IDS, idB), ...all(MARKS, markC)];
-OURS.push(...all(MARKS, markD), ...all(TAKERS, takerStamp));
+const OURS = [LOCK, ...all(SLOTS, stamp), ...all(IDS, idA), ...all(IDS, idB), ...all(IDS, idE)];
+OURS.push(...all(MARKS, markC), ...all(MARKS, markD), ...all(TAKERS, takerStamp));
 
 const ENTRIES = { mode: 'entries' } as const;
 
@@ -464,6 +470,7 @@ export class RowLock {
 		return [
 			idA(1 + Math.floor(this.clock.random() * IDS)),
 			idB(1 + Math.floor(this.clock.random() * IDS)),
+			idE(1 + Math.floor(this.clock.random() * IDS)),
 		];
 	}
 
