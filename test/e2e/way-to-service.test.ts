@@ -225,9 +225,12 @@ describe.each(N8N_VERSIONS)('the way to the service in a real n8n %s', (version)
 
 	test('a password in the Base URL is refused naming the Base URL, never printed, nothing sent', () => {
 		const [first] = errors('Password in Base URL');
+		// The title cut at 160 characters (helpers/title.ts), the whole message first in the description.
+		const whole = `The Base URL "${servers.secret.origin}${API}" contains a user name or password (before the "@"): remove it. The node sends only the API Key, as a Bearer header; a user name and password in the address would replace it`;
 		expect(first.message).toBe(
-			`The Base URL "${servers.secret.origin}${API}" contains a user name or password (before the "@"): remove it. The node sends only the API Key, as a Bearer header; a user name and password in the address would replace it`,
+			`The Base URL "${servers.secret.origin}${API}" contains a user name or password (before the "@"): remove it…`,
 		);
+		expect(String(first.description).startsWith(`${whole}\n\nNothing was sent.`)).toBe(true);
 		expect(servers.secret.received).toEqual([]);
 		expect(JSON.stringify(result.run)).not.toMatch(/pa55-w0rd|invoice-admin/);
 		expect(`${result.stdout}\n${result.stderr}`).not.toMatch(/pa55-w0rd/);
