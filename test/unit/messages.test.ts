@@ -75,17 +75,12 @@ const call = { endpoint: 'create-customer', url: LONG_URL };
 
 /** Every string literal and template written in these folders, with where. */
 function writtenStrings(...folders: string[]): Array<{ where: string; text: string }> {
-	const files = folders.flatMap(function walk(dir: string): string[] {
-		return fs
-			.readdirSync(dir, { withFileTypes: true })
-			.flatMap((entry) =>
-				entry.isDirectory()
-					? walk(path.join(dir, entry.name))
-					: entry.name.endsWith('.ts')
-						? [path.join(dir, entry.name)]
-						: [],
-			);
-	});
+	const files = folders.flatMap((folder) =>
+		fs
+			.readdirSync(folder, { recursive: true, encoding: 'utf8' })
+			.filter((file) => file.endsWith('.ts'))
+			.map((file) => path.join(folder, file)),
+	);
 	const found: Array<{ where: string; text: string }> = [];
 	for (const file of files) {
 		const source = ts.createSourceFile(
