@@ -36,7 +36,7 @@ const TEST_HOSTS = {
 const LAN_HOST = 'invoice-lan.test';
 /** What the Test button and the node say when the key would travel over plain http to another host. */
 const plainHttpRefusal = (host: string) =>
-	`The Base URL uses plain http://, which would send the API key unencrypted to ${host}. Use https://, or turn on "Allow Plain HTTP" in the credential if this is a trusted local network`;
+	`The API key would go unencrypted to ${host} (plain http://): use https://, or turn on "Allow Plain HTTP" for a trusted local network`;
 
 describe.each(N8N_VERSIONS)('credential Test button in a real n8n %s', (version) => {
 	let home: N8nHome;

@@ -137,7 +137,7 @@ describe('checkBaseUrl', () => {
 
 	it('refuses plain http to another host unless allowed', () => {
 		const problem = checkBaseUrl('http://app.example.com/api/1.1/wf', { allowHttp: false });
-		expect(problem).toMatch(/plain http:\/\/.*unencrypted to app\.example\.com.*Allow Plain HTTP/);
+		expect(problem).toMatch(/unencrypted to app\.example\.com \(plain http:\/\/\).*Allow Plain HTTP/);
 		expect(checkBaseUrl('http://app.example.com/api/1.1/wf', { allowHttp: true })).toBeNull();
 	});
 
@@ -205,13 +205,13 @@ describe('addressProblem: no key over plain http to another host', () => {
 	])('refuses %s, naming the host and "Allow Plain HTTP"', (_name, request) => {
 		const problem = addressProblem(request, OFF);
 		expect(problem).toMatch(
-			/^The Base URL uses plain http:\/\/, which would send the API key unencrypted to .+\. Use https:\/\/, or turn on "Allow Plain HTTP" in the credential/,
+			/^The API key would go unencrypted to .+ \(plain http:\/\/\): use https:\/\/, or turn on "Allow Plain HTTP" for a trusted local network$/,
 		);
 	});
 
 	it('names the host with its port', () => {
 		expect(addressProblem({ baseURL: LAN, url: '/create-customer' }, OFF)).toContain(
-			'unencrypted to invoice-lan.test:8787.',
+			'unencrypted to invoice-lan.test:8787 (plain http://)',
 		);
 	});
 

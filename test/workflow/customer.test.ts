@@ -95,7 +95,7 @@ describe('Customer → Create inside a real workflow run', () => {
 			credentials: { baseUrl: 'http://app.example.com' },
 		});
 		expect(refused.error?.message).toMatch(
-			/plain http:\/\/, which would send the API key unencrypted to app\.example\.com/,
+			/^The API key would go unencrypted to app\.example\.com \(plain http:\/\/\)/,
 		);
 
 		const scope = nock('http://app.example.com')

@@ -148,7 +148,7 @@ function userinfoRefusal(url: URL): string {
 }
 
 function plainHttpRefusal(host: string): string {
-	return `The Base URL uses plain http://, which would send the API key unencrypted to ${host}. Use https://, or turn on "Allow Plain HTTP" in the credential if this is a trusted local network`;
+	return `The API key would go unencrypted to ${host} (plain http://): use https://, or turn on "Allow Plain HTTP" for a trusted local network`;
 }
 
 /** The address parts of a request as n8n hands them to the credential's `authenticate`. */
