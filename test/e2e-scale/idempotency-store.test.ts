@@ -25,16 +25,24 @@ const CHILD = path.join(__dirname, 'processes', 'dedup-store.cjs');
 /** The package's lock and store, compiled to CommonJS for the processes (they need only n8n-workflow). */
 function compileKeyCode(): string {
 	const dir = path.join(OUT, 'code');
-	fs.mkdirSync(dir, { recursive: true });
-	for (const name of ['lockErrors', 'timing', 'rowLock', 'flightWatch', 'rowBatch', 'keyStore']) {
+	// exactlyOnce/ in code/, and the helpers it imports beside it (`../helpers/title`), as in the package.
+	const files = [
+		...['lockErrors', 'timing', 'rowLock', 'flightWatch', 'rowBatch', 'keyStore'].map((name) => [
+			`exactlyOnce/${name}`,
+			path.join(dir, `${name}.js`),
+		]),
+		['helpers/title', path.join(OUT, 'helpers', 'title.js')],
+	];
+	for (const [name, target] of files) {
 		const source = fs.readFileSync(
-			path.join(REPO_ROOT, 'nodes/InvoiceService/exactlyOnce', `${name}.ts`),
+			path.join(REPO_ROOT, 'nodes/InvoiceService', `${name}.ts`),
 			'utf8',
 		);
 		const { outputText } = ts.transpileModule(source, {
 			compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 },
 		});
-		fs.writeFileSync(path.join(dir, `${name}.js`), outputText);
+		fs.mkdirSync(path.dirname(target), { recursive: true });
+		fs.writeFileSync(target, outputText);
 	}
 	return dir;
 }
