@@ -137,7 +137,9 @@ describe('checkBaseUrl', () => {
 
 	it('refuses plain http to another host unless allowed', () => {
 		const problem = checkBaseUrl('http://app.example.com/api/1.1/wf', { allowHttp: false });
-		expect(problem).toMatch(/unencrypted to app\.example\.com \(plain http:\/\/\).*Allow Plain HTTP/);
+		expect(problem).toMatch(
+			/unencrypted to app\.example\.com \(plain http:\/\/\).*Allow Plain HTTP/,
+		);
 		expect(checkBaseUrl('http://app.example.com/api/1.1/wf', { allowHttp: true })).toBeNull();
 	});
 
