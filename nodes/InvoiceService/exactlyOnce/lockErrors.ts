@@ -117,7 +117,7 @@ export function storeItemError(
 	// The node's own words (a busy row, a write too late, a conflict) as they are; n8n's database's as it said them.
 	const raw = error instanceof LockError ? error.cause : error;
 	const ours = error instanceof LockError && (raw === undefined || kind === 'conflict');
-	const rawText = String((raw as Error)?.message ?? raw);
+	const rawText = storeMessage(raw);
 	const said = ours
 		? `${capitalized(error.message)}${raw === undefined ? '' : ` (n8n's database said: ${rawText})`}`
 		: `n8n's database said: ${rawText}`;
