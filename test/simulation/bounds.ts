@@ -59,11 +59,12 @@ export const BOUND_TABLE: Bound[] = Object.values(BOUNDS);
 
 /**
  * A promise, not a bound: a lock no live process holds (its holder died, or left it) blocks the claims waiting for it
- * at most this long: the latest mark; the lease, the take-over's longest jitter and its grace; three looks each
+ * at most this long: the latest mark; the lease (a grace longer after a change seen since the mark), the take-over's
+ * longest jitter and its grace; three looks each
  * waiting n8n's 20 s for a pool connection, and a second round of them (takers at one instant all lose). Longer,
  * with a waiter not held up beyond `held-up` for that long, is a false block: a defect.
  */
 export const FREE_BLOCK_MS =
 	1.5 * lock.markAfterMs +
-	2 * (lock.leaseMs + lock.breakJitterMaxMs + lock.graceMs) +
+	2 * (lock.leaseMs + lock.breakJitterMaxMs + 2 * lock.graceMs) +
 	3 * KEYS_TIMING.flight.queryDelayMs;

@@ -101,6 +101,11 @@ interface Watch {
 	first: number;
 	/** How long the last look took (the taker's jitter grows with it). */
 	lookMs: number;
+	/**
+	 * The count changed since this waiter's mark: its lease runs graceMs longer (a write read before a DELETE lands
+	 * within the grace after the next INSERT: the hold it hides began at most that long before the change was seen).
+	 */
+	changedSinceMark?: boolean;
 	/** When this waiter marks: markAfterMs and up to half of it more, at random (marks at one instant overwrite
 	 * each other: n8n writes the row back whole). */
 	markAfterMs: number;
@@ -202,16 +207,22 @@ export class RowLock {
 	/**
 	 * Whether a claim has waited long enough to fail: maxWaitMs, or, for a waiter that marked the lock, until its
 	 * lease has run and it took over (a dead lock is taken over by the waiters that watched it, not left to the next
-	 * ones, which would start their watch anew), at most two more rounds of a lease, the longest jitter and the grace
-	 * (takers at one instant all lose, and take over again).
+	 * ones, which would start their watch anew), at most two more rounds of a lease (a change seen after the mark
+	 * lengthens it by a grace), the longest jitter and the grace (takers at one instant all lose, and take over again).
 	 */
 	private waitedOut(started: number, watch: Watch | undefined): boolean {
 		const { maxWaitMs, leaseMs, breakJitterMaxMs, graceMs } = this.timing;
 		const now = this.clock.now();
 		const waited = now - started;
 		if (waited <= maxWaitMs) return false;
-		const leaseRuns = watch?.marker !== undefined && now - watch.since < leaseMs + breakJitterMaxMs;
-		return !leaseRuns || waited > maxWaitMs + 2 * (leaseMs + breakJitterMaxMs + graceMs);
+		const leaseRuns =
+			watch?.marker !== undefined && now - watch.since < this.leaseMs(watch) + breakJitterMaxMs;
+		return !leaseRuns || waited > maxWaitMs + 2 * (leaseMs + breakJitterMaxMs + 2 * graceMs);
+	}
+
+	/** How long a marked waiter watches the count unchanged before it takes the lock over. */
+	private leaseMs(watch: Watch): number {
+		return this.timing.leaseMs + (watch.changedSinceMark ? this.timing.graceMs : 0);
 	}
 
 	/**
@@ -231,12 +242,20 @@ export class RowLock {
 			return { count, since: now, last: now, first: count, lookMs, markAfterMs };
 		}
 		if (watch.count === count) return { ...watch, last: now, lookMs };
-		// Marks (2 entries each) let the time to the mark and the lease run on (each waiter restarting them on each
-		// other's mark, a dozen waiters marked one after another, 8 s apart, and no lease ran out); a take-over (its
-		// identity and 10 taker stamps) starts them again, as does a row that shrank (a write landing over another),
-		// so that no mark lands within a taker's grace; the marker stays, so that waiters' marks do not wipe out each
-		// other's.
+		// Before this waiter's mark, others' marks (2 entries each) let the time to its mark run on (each waiter
+		// restarting it on each other's mark, a dozen waiters marked one after another, 8 s apart, and none marked); a
+		// take-over (its identity and 10 taker stamps) starts it again, as does a row that shrank (a write landing over
+		// another), so that no mark lands within a taker's grace. Once marked, any change starts the lease again, and
+		// longer (changedSinceMark): a write read from a lock's row before its DELETE and landing after the next INSERT
+		// puts the old row back over the new lock, this waiter's marker with it, and hides the new hold under the old
+		// count and the write's entries (swarm seed 87315: the lease ran on and took a live hold over); with the same
+		// count as seen before, the change this waiter saw was after that read. A process marks a lock once, so a
+		// lease starts again about once per process watching. The marker stays, so that waiters' marks do not wipe
+		// out each other's.
 		const growth = count - watch.count;
+		if (watch.marker !== undefined) {
+			return { ...watch, count, since: now, last: now, lookMs, changedSinceMark: true };
+		}
 		const marks = growth > 0 && growth <= MARKS_GROWTH;
 		return { ...watch, count, since: marks ? watch.since : now, last: now, lookMs };
 	}
@@ -284,7 +303,7 @@ export class RowLock {
 			const after = { ...watch, count: count + marked.added, since: at, last: at };
 			return { watch: { ...after, marker: marked.marker } };
 		}
-		if (now - watch.since < this.timing.leaseMs) return { watch };
+		if (now - watch.since < this.leaseMs(watch)) return { watch };
 		return await this.takeOverWatched(prepare, count, { ...watch, marker: watch.marker });
 	}
 
@@ -308,18 +327,29 @@ export class RowLock {
 		// (n8n writes the row back whole). The write put it back: the lease starts again from it.
 		if (taking === 'not watched') {
 			const at = this.clock.now();
-			return { watch: { ...watch, count: -1, since: at, last: at } };
+			return { watch: { ...watch, count: -1, since: at, last: at, changedSinceMark: false } };
 		}
 		// Changed since the last look: the next look tells a mark (taken over then) from a take-over (a lease again).
 		if (taking === 'changed') return { watch };
 		const outcome = taking ? await this.confirmed(prepare, taking, sentAt) : undefined;
 		if (typeof outcome === 'number') return { taken: outcome };
 		const at = this.clock.now();
-		if (outcome === undefined) return { watch: { ...watch, count: -1, since: at, last: at } };
+		if (outcome === undefined) {
+			return { watch: { ...watch, count: -1, since: at, last: at, changedSinceMark: false } };
+		}
 		// Taken over again once the next look finds the count the collision left (the jitter first, doubled).
 		const collisions = (watch.collisions ?? 0) + 1;
 		const since = at - this.timing.leaseMs;
-		return { watch: { ...watch, count: outcome.collided, since, last: at, collisions } };
+		return {
+			watch: {
+				...watch,
+				count: outcome.collided,
+				since,
+				last: at,
+				collisions,
+				changedSinceMark: false,
+			},
+		};
 	}
 
 	/** Runs one attempt to take the lock, then `prepare` with the lock's last check (confirmed). */
