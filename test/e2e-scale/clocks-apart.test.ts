@@ -44,11 +44,13 @@ const CLOCK_BOUND_MS = 60 * SECOND;
 const COUNT_UNTIL_MS = 240 * SECOND;
 /**
  * A fault must be over this soon after it ends: a dead holder's lock taken over (watched 30–45 s, marked, watched
- * 60 s, a pause of up to 30 s, held 25 s later: 160 s), and 60 s to catch up.
+ * 60 s, 85 s after another worker's mark seen since, a pause of up to 30 s, held 25 s later: 185 s), and 60 s to
+ * catch up.
  */
 const TAKE_OVER_MS =
 	1.5 * KEYS_TIMING.lock.markAfterMs +
 	KEYS_TIMING.lock.leaseMs +
+	KEYS_TIMING.lock.graceMs +
 	KEYS_TIMING.lock.breakJitterMaxMs +
 	KEYS_TIMING.lock.graceMs;
 const FAULT_BOUND_MS = TAKE_OVER_MS + 60 * SECOND;
