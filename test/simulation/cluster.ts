@@ -84,6 +84,8 @@ interface SimProcess {
 	/** Its runs going on now: the events they hold (a kill leaves their keys as they are). */
 	running: Set<string[]>;
 	helpers: Map<string, ModelHelpers>;
+	/** How many holds of a lock it has entered (a claim its own hold takes out again is no claim: claimsOrdered). */
+	holds: number;
 }
 
 export async function simulateCluster(
@@ -313,29 +315,51 @@ export async function simulateCluster(
 			exceed(BOUNDS.takeLate.name, workflow, what(sinceRead, "n8n's read of the row"));
 	};
 	/**
-	 * Each node row's keys in the order of their last claim (a write adding `claim:<key>`): a key is younger than
-	 * History Size while fewer than History Size other keys were claimed after it.
+	 * Each node row's keys by their last claim (a write adding `claim:<key>` that stays: a key sent, or resent), as a
+	 * number that grows with each claim: a key is younger than History Size while fewer than History Size other keys
+	 * were claimed after it (docs/reference.md, History Size: keys sent, made unknown or resent). A claim that finds
+	 * its key unknown adds `claim:` and its own hold's removal takes it out again: nothing is sent, so it is no claim
+	 * (swarm seed 32336: a re-delivery that found its key unknown counted as its claim, and the key, sent long
+	 * before, was called young when History Size forgot it).
 	 */
-	const claimOrder = new Map<string, string[]>();
-	const claimsOrdered = (row: string, before: string[] | undefined) => {
+	const claimSeq = new Map<string, Map<string, number>>();
+	let claims = 0;
+	/** The claim last counted for a key of a row (`row key`): whose, in which hold, and the key's number before it. */
+	const lastClaim = new Map<string, { process: SimProcess; hold: number; before?: number }>();
+	const claimsOrdered = (query: Query, before: string[] | undefined) => {
+		const { row } = query;
 		const after = model.rows.get(row)?.data;
 		if (!Array.isArray(after)) return;
+		const process = byName.get(query.caller)!;
+		let seqs = claimSeq.get(row);
+		if (!seqs) claimSeq.set(row, (seqs = new Map()));
 		const was = new Set(before ?? []);
-		let order = claimOrder.get(row);
-		if (!order) claimOrder.set(row, (order = []));
 		for (const entry of after) {
 			const key = CLAIMS.get(entry);
 			if (key === undefined || was.has(entry)) continue;
-			const index = order.indexOf(key);
-			if (index !== -1) order.splice(index, 1);
-			order.push(key);
+			lastClaim.set(`${row} ${key}`, { process, hold: process.holds, before: seqs.get(key) });
+			seqs.set(key, ++claims);
+		}
+		if (query.helper !== 'removeProcessed') return;
+		const now = new Set(after);
+		for (const entry of was) {
+			const key = CLAIMS.get(entry);
+			if (key === undefined || now.has(entry)) continue;
+			const last = lastClaim.get(`${row} ${key}`);
+			if (last?.process !== process || last.hold !== process.holds) continue;
+			lastClaim.delete(`${row} ${key}`);
+			if (last.before === undefined) seqs.delete(key);
+			else seqs.set(key, last.before);
 		}
 	};
 	/** Fewer than History Size other keys claimed in its row after its last claim. */
 	const isYoung = (row: string, key: string) => {
-		const order = claimOrder.get(row) ?? [];
-		const index = order.indexOf(key);
-		return index !== -1 && order.length - 1 - index < historySize;
+		const seqs = claimSeq.get(row);
+		const seq = seqs?.get(key);
+		if (seq === undefined) return false;
+		let after = 0;
+		for (const other of seqs!.values()) if (other > seq) after++;
+		return after < historySize;
 	};
 
 	const model = new StoreModel({
@@ -430,7 +454,7 @@ export async function simulateCluster(
 						`  ${query.caller} "${query.row}": +[${named([...now].filter((e) => !was.has(e)))}] -[${named([...was].filter((e) => !now.has(e)))}]`,
 				);
 			}
-			if (query.step !== 'select' && query.row.includes(' n:')) claimsOrdered(query.row, before);
+			if (query.step !== 'select' && query.row.includes(' n:')) claimsOrdered(query, before);
 			if (before && query.step === 'update' && trimming.get(`${query.caller} ${query.row}`)) {
 				const after = new Set(model.rows.get(query.row)?.data as string[]);
 				for (const entry of before) {
@@ -513,6 +537,7 @@ export async function simulateCluster(
 			waiting: [],
 			running: new Set(),
 			helpers: new Map(),
+			holds: 0,
 		} as unknown as SimProcess;
 		process.clock = {
 			now: () => schedule.now + offset,
@@ -576,6 +601,7 @@ export async function simulateCluster(
 					let inside = holders.get(workflow);
 					if (!inside) holders.set(workflow, (inside = new Set()));
 					inside.add(process);
+					process.holds++;
 					waited();
 					lockChanged(workflow);
 					try {
