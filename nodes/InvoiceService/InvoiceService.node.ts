@@ -9,12 +9,7 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import { configuredOutputs } from './actions/keys.descriptions';
 import { resources, resourceOptions } from './actions/resources';
 import { router } from './actions/router';
-import {
-	isToolRun,
-	toolAnswers,
-	toolDescriptionProperties,
-	withToolDefaults,
-} from './actions/tool';
+import { toolDescriptionProperties, withToolDefaults } from './actions/tool';
 
 export class InvoiceService implements INodeType {
 	description: INodeTypeDescription = {
@@ -49,7 +44,6 @@ export class InvoiceService implements INodeType {
 	};
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		const output = await router.call(this);
-		return isToolRun(this) ? toolAnswers(this, output) : output;
+		return await router.call(this);
 	}
 }

@@ -1,8 +1,10 @@
 import nock from 'nock';
-import type { IDataObject, INodeParameters } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeParameters } from 'n8n-workflow';
 
 import { InvoiceServiceApi } from '../../credentials/InvoiceServiceApi.credentials';
 import { InvoiceService } from '../../nodes/InvoiceService/InvoiceService.node';
+import { router } from '../../nodes/InvoiceService/actions/router';
+import type { KeysProcess } from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
 import { runNode, type OnError, type RunResult } from './harness/run-node';
 
 export const ORIGIN = 'https://app.example.com';
@@ -26,12 +28,23 @@ export interface InvoiceServiceRun {
 	nodeId?: string;
 	/** Stop the execution when this settles (the editor's Stop, the workflow's time-out). */
 	cancelWhen?: Promise<unknown>;
+	/** The process the node's Idempotency Keys run in (its clock and timings): n8n's own by default. */
+	keys?: KeysProcess;
+}
+
+/** The node, its Idempotency Keys in `keys` (a process of the test's, with its clock and timings). */
+function nodeWithKeys(keys: KeysProcess): InvoiceService {
+	return Object.assign(new InvoiceService(), {
+		async execute(this: IExecuteFunctions) {
+			return await router.call(this, keys);
+		},
+	});
 }
 
 /** Runs the Invoice Service node inside a real n8n-core workflow, after a source node that emits `items`. */
 export async function runInvoiceService(run: InvoiceServiceRun): Promise<RunResult> {
 	return await runNode({
-		node: new InvoiceService(),
+		node: run.keys ? nodeWithKeys(run.keys) : new InvoiceService(),
 		credentialType: new InvoiceServiceApi(),
 		credentials: { baseUrl: ORIGIN, apiKey: API_KEY, allowHttp: false, ...run.credentials },
 		parameters: run.parameters,

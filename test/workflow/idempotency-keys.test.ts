@@ -10,10 +10,10 @@ import {
 
 import {
 	IdempotencyKeys,
-	thisProcess,
+	keysProcess,
+	type KeysProcess,
 } from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
 import { systemClock } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
-import { KEYS_TIMING } from '../../nodes/InvoiceService/exactlyOnce/timing';
 import { timingWith, type TimingChange } from '../support/keyed-node';
 import { readKeySettings } from '../../nodes/InvoiceService/actions/keys.descriptions';
 import { deduplicator } from '../support/harness/run-node';
@@ -21,7 +21,7 @@ import {
 	API,
 	ORIGIN,
 	customerParameters,
-	runInvoiceService,
+	runInvoiceService as runInvoiceServiceIn,
 	type InvoiceServiceRun,
 } from '../support/invoice-service';
 
@@ -70,13 +70,18 @@ async function whenUnlocked(change: () => void): Promise<void> {
 	change();
 }
 
-/** The node's keys in this process run on these timings until the test ends (thisProcess wires them). */
-const useTiming = (change: TimingChange) => (thisProcess.timing = timingWith(change));
+/**
+ * The process the node's keys run in: a new one for each test (its own stores and lock turns), with the system's
+ * clock and the node's timings unless the test gives others.
+ */
+let keysIn: KeysProcess = keysProcess();
+const useTiming = (change: TimingChange) => (keysIn = keysProcess({ timing: timingWith(change) }));
+const runInvoiceService = async (run: InvoiceServiceRun) =>
+	await runInvoiceServiceIn({ keys: keysIn, ...run });
 afterEach(() => {
 	nock.cleanAll();
 	deduplicator.clear();
-	thisProcess.timing = KEYS_TIMING;
-	thisProcess.clock = systemClock;
+	keysIn = keysProcess();
 });
 
 /**
@@ -202,7 +207,7 @@ describe('three states per key', () => {
 	it('an unknown key is taken over only with its own resend code, which it then no longer has', async () => {
 		// Called directly: the option (Options → Resend Unknown Outcomes Of) is wired in the node's descriptions.
 		const nodeId = randomUUID();
-		const keys = IdempotencyKeys.of(contextOf(nodeId), readKeySettings({}));
+		const keys = IdempotencyKeys.of(contextOf(nodeId), readKeySettings({}), keysIn);
 		setState(nodeId, 'event-12', 'unknown');
 		put(nodeId, 'code:23456789 event-12');
 		expect(await keys.claim('event-12', 0, { resendCodes: [] })).toEqual({ state: 'unknown' });
@@ -488,7 +493,7 @@ describe("a run's keys go to the store together", () => {
 		const nodeId = randomUUID();
 		// The create "takes" createTakesMs on the node's clock (its process's), not in the test's time.
 		let skew = 0;
-		thisProcess.clock = { ...systemClock, now: () => systemClock.now() + skew };
+		keysIn = keysProcess({ clock: { ...systemClock, now: () => systemClock.now() + skew } });
 		const { created } = service(() => {
 			skew += createTakesMs;
 			return 200;

@@ -1,7 +1,12 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { IdempotencyKeys, type KeySettings } from '../exactlyOnce/idempotencyKeys';
+import {
+	IdempotencyKeys,
+	thisProcess,
+	type KeySettings,
+	type KeysProcess,
+} from '../exactlyOnce/idempotencyKeys';
 import { RunRecord } from '../exactlyOnce/runRecord';
 import { keyWarnings, noCounts, runHints, withStopReport } from '../exactlyOnce/runReport';
 import { prepareAheadAndSend } from '../helpers/pool';
@@ -12,12 +17,16 @@ import { ItemStep, type RunTurns, type StepRun } from './itemStep';
 import { itemFields } from './itemParameter';
 import { keySettingNames, keysChecked, keysConfigured, readKeySettings } from './keys.descriptions';
 import { findOperation } from './resources';
-import { isToolRun } from './tool';
+import { isToolRun, toolAnswers } from './tool';
 
 /** What a run needs before its first item: the operation, the run options, a client, and the keys if set. */
 type Run = Omit<StepRun, 'record' | 'counts'>;
 
-async function prepareRun(context: IExecuteFunctions, record: RunRecord): Promise<Run> {
+async function prepareRun(
+	context: IExecuteFunctions,
+	record: RunRecord,
+	keysProcess: KeysProcess,
+): Promise<Run> {
 	const resource = context.getNodeParameter('resource', 0) as string;
 	const operationName = context.getNodeParameter('operation', 0) as string;
 	const operation = findOperation(resource, operationName);
@@ -38,9 +47,9 @@ async function prepareRun(context: IExecuteFunctions, record: RunRecord): Promis
 	// No Idempotency Key option: no keys, and the node works as it always has (a retried execution aside). Added but
 	// blank: keys, and each item's blank key fails it (itemStep.ts).
 	const keys = keysChecked(context.getNode().parameters)
-		? IdempotencyKeys.of(context, keySettings)
+		? IdempotencyKeys.of(context, keySettings, keysProcess)
 		: undefined;
-	const retries = keys ? undefined : retryKeys(context, keySettings, record);
+	const retries = keys ? undefined : retryKeys(context, keySettings, record, keysProcess);
 	const client = await ServiceClient.create(context, runOptions);
 	return {
 		operation,
@@ -63,11 +72,13 @@ function retryKeys(
 	context: IExecuteFunctions,
 	settings: KeySettings,
 	record: RunRecord,
+	keysProcess: KeysProcess,
 ): { keys: IdempotencyKeys; family: string } | undefined {
 	const family = record.family;
 	if (context.getMode() !== 'retry' || family === undefined) return undefined;
 	try {
-		return { keys: IdempotencyKeys.of(context, { ...settings, purpose: 'retries' }), family };
+		const keys = IdempotencyKeys.of(context, { ...settings, purpose: 'retries' }, keysProcess);
+		return { keys, family };
 	} catch {
 		// Only the Remove Duplicates node that shares the row (IdempotencyKeys.of): its run is as without them.
 		return undefined;
@@ -81,7 +92,19 @@ function retryKeys(
  * failed again without a request (an unknown outcome) does not stop the run: every safe item (returned, or never
  * sent) is handled first, then the run stops.
  */
-export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+export async function router(
+	this: IExecuteFunctions,
+	keysProcess: KeysProcess = thisProcess,
+): Promise<INodeExecutionData[][]> {
+	const output = await routeItems.call(this, keysProcess);
+	return isToolRun(this) ? toolAnswers(this, output) : output;
+}
+
+/** The run's outputs: created, and Already Created when keys are set. */
+async function routeItems(
+	this: IExecuteFunctions,
+	keysProcess: KeysProcess,
+): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
 	const continueOnFail = this.continueOnFail();
 	const withAlreadyCreated = keysConfigured(this.getNode().parameters);
@@ -91,7 +114,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	const record = RunRecord.of(this, { toolCall: isToolRun(this) });
 	let run: Run;
 	try {
-		run = await prepareRun(this, record);
+		run = await prepareRun(this, record, keysProcess);
 	} catch (caught) {
 		const error = asNodeError(this, caught, 0);
 		if (!continueOnFail) throw error;

@@ -58,9 +58,9 @@ type FoundAnswer = Exclude<ClaimAnswer, 'flight' | { flight: string }>;
  */
 export interface KeysProcess {
 	/** The waits for flights, the claims ahead and the marks' delay are read on it (the lock's: lockOf's). */
-	clock: Clock;
+	readonly clock: Clock;
 	/** The limits of its waits and holds (timing.ts; the lock's through lockOf). */
-	timing: KeysTiming;
+	readonly timing: KeysTiming;
 	/** Each workflow's store in this process (by workflow id), while it has work: its nodes' changes go together. */
 	stores: Map<string, KeyStore>;
 	/** Keys whose item is in flight in this process: a second claim waits for the first item's outcome. */
@@ -71,25 +71,31 @@ export interface KeysProcess {
 	lockOf(workflowId: string, helpers: IExecuteFunctions['helpers']): RowLock;
 }
 
-/** Each workflow's store, the keys in flight and the code entries left in, in this process (KeysProcess says more). */
-const stores = new Map<string, KeyStore>();
-const inFlight = new Map<string, Promise<void>>();
-const codesLeftIn = new Map<string, Set<string>>();
+/**
+ * A process's keys, with their own stores, keys in flight, code entries left in and turns at each lock. The lock keeps
+ * the system's clock: a test that moves the node's clock on means the node's, not the lock's.
+ */
+export function keysProcess({
+	clock = systemClock,
+	timing = KEYS_TIMING,
+}: { clock?: Clock; timing?: KeysTiming } = {}): KeysProcess {
+	const turns = new Map<string, Promise<void>>();
+	return {
+		clock,
+		timing,
+		stores: new Map(),
+		inFlight: new Map(),
+		codesLeftIn: new Map(),
+		lockOf: (workflowId, helpers) =>
+			new RowLock(workflowId, helpers, systemClock, turns, timing.lock),
+	};
+}
 
 /**
- * This process. The tests that run the node in an n8n run in-process give it their clock and timing (afterwards,
- * these again): it is where the node's keys are wired to the process.
+ * This process: where the node's keys are wired to n8n's process. The tests that run the node in-process with other
+ * timings give the router a keysProcess of their own.
  */
-export const thisProcess: KeysProcess = {
-	clock: systemClock,
-	timing: KEYS_TIMING,
-	stores,
-	inFlight,
-	codesLeftIn,
-	// The lock keeps the system's clock: a test that moves the node's clock on means the node's, not the lock's.
-	lockOf: (workflowId, helpers) =>
-		new RowLock(workflowId, helpers, systemClock, undefined, thisProcess.timing.lock),
-};
+export const thisProcess: KeysProcess = keysProcess();
 
 /** What the node's options say of its keys (read where the options are: actions/keys.descriptions.ts). */
 export interface KeySettings {

@@ -107,14 +107,21 @@ export class KeyStore {
 		await Promise.resolve();
 		try {
 			while (this.claims.length > 0 || this.outcomes.length > 0) {
-				const batches = byRow(this.claims.splice(0), this.outcomes.splice(0));
+				// Taken once the lock is: every change that came while the lock was waited for goes in this hold (the
+				// lock is what the processes queue for, and each hold costs the same few round trips whatever it writes).
+				let batches: RowBatch[] | undefined;
+				const take = () => (batches ??= byRow(this.claims.splice(0), this.outcomes.splice(0)));
+				// A lock never taken fails only the changes that were waiting for it from the start.
+				const [claims, outcomes] = [this.claims.length, this.outcomes.length];
+				const due = () =>
+					(batches ??= byRow(this.claims.splice(0, claims), this.outcomes.splice(0, outcomes)));
 				const hold = ++this.holdNumber;
-				// The rows' counts before the batch are read alongside the lock's own check (undo() needs them).
 				await this.lock
 					.hold(
+						// The rows' counts before the batch are read alongside the lock's own check (undo() needs them).
 						async () =>
 							await Promise.all(
-								batches.map(async (batch) => {
+								take().map(async (batch) => {
 									batch.before = addsClaims(batch)
 										? await count(batch.row).catch(() => undefined)
 										: undefined;
@@ -122,11 +129,11 @@ export class KeyStore {
 							),
 						async (stillHeld) =>
 							await Promise.all(
-								batches.map(async (batch) => await writeRow(batch, stillHeld, this.clock)),
+								take().map(async (batch) => await writeRow(batch, stillHeld, this.clock)),
 							),
 					)
 					.catch((error: unknown) => {
-						for (const batch of batches) rejectAll(batch, error);
+						for (const batch of due()) rejectAll(batch, error);
 					})
 					.finally(() => this.releasedThrough(hold));
 			}
