@@ -5,7 +5,10 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { KeyStore } from '../../nodes/InvoiceService/exactlyOnce/keyStore';
 import type { NodeRow } from '../../nodes/InvoiceService/exactlyOnce/rowOps';
-import type { KeysProcess } from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
+import {
+	keysProcess,
+	type KeysProcess,
+} from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
 import { RowLock, systemClock } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
 import {
 	KEYS_TIMING,
@@ -56,15 +59,5 @@ export function timingWith(change: TimingChange): KeysTiming {
 
 /** A process of its own for the keys under test (its stores, its lock turns), on the system's clock. */
 export function keysProcessWith(change: TimingChange): KeysProcess {
-	const timing = timingWith(change);
-	const turns = new Map<string, Promise<void>>();
-	return {
-		clock: systemClock,
-		timing,
-		stores: new Map(),
-		inFlight: new Map(),
-		codesLeftIn: new Map(),
-		lockOf: (workflowId, helpers) =>
-			new RowLock(workflowId, helpers, systemClock, turns, timing.lock),
-	};
+	return keysProcess({ timing: timingWith(change) });
 }

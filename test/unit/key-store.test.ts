@@ -17,6 +17,14 @@ interface Fault {
 	when: 'before' | 'after';
 }
 
+/** The node's row, keeping 100 keys. */
+const nodeRow = (helpers: unknown): NodeRow => ({
+	scope: NODE_ID,
+	helpers: helpers as never,
+	historySize: 100,
+	codesLeftIn: new Map(),
+});
+
 function setUp() {
 	const fault: { next?: Fault; removals?: number } = {};
 	let checks = 0;
@@ -47,12 +55,7 @@ function setUp() {
 	});
 	const helpers = model.helpersFor(WORKFLOW, NODE_ID);
 	const store = new KeyStore(new RowLock(WORKFLOW, helpers as never), () => undefined);
-	const row: NodeRow = {
-		scope: NODE_ID,
-		helpers: helpers as never,
-		historySize: 100,
-		codesLeftIn: new Map(),
-	};
+	const row = nodeRow(helpers);
 	const entries = () => {
 		const data = model.rows.get(NODE_ROW)?.data;
 		return new Set(Array.isArray(data) ? data : []);
@@ -266,12 +269,7 @@ describe("a holder's last writes (issue 42's defect 2)", () => {
 		const helpers = model.helpersFor(WORKFLOW, NODE_ID);
 		const lock = new RowLock(WORKFLOW, helpers as never, systemClock, new Map(), timing);
 		const store = new KeyStore(lock, () => undefined);
-		const row: NodeRow = {
-			scope: NODE_ID,
-			helpers: helpers as never,
-			historySize: 100,
-			codesLeftIn: new Map(),
-		};
+		const row = nodeRow(helpers);
 		// A created, then claimed again: the claim's check adds `open:A`, which its removal must take out.
 		model.rows.set(NODE_ROW, { mode: 'entries', data: [hashOf('claim:A')] });
 		const said: string[] = [];
@@ -281,5 +279,55 @@ describe("a holder's last writes (issue 42's defect 2)", () => {
 		expect(said).toEqual(['left in flight']);
 		expect(sentAt.length).toBeGreaterThan(0);
 		expect(sentAt.every((at) => at < 300)).toBe(true);
+	});
+});
+
+describe('what one hold of the lock takes', () => {
+	/** A store whose workflow's lock another process holds until `release()`. */
+	function heldElsewhere(maxWaitMs: number = KEYS_TIMING.lock.maxWaitMs) {
+		const nodeChecks: string[][] = [];
+		const model = new StoreModel({
+			onRun: (query) => {
+				if (
+					query.row === NODE_ROW &&
+					query.helper === 'checkProcessedAndRecord' &&
+					query.step !== 'select'
+				)
+					nodeChecks.push([query.step]);
+			},
+		});
+		const lockRow = `${WORKFLOW} `;
+		const lockEntries = ['invoice-service idempotency lock', 'invoice-service idempotency lock 1'];
+		model.rows.set(lockRow, { mode: 'entries', data: lockEntries.map(hashOf) });
+		const helpers = model.helpersFor(WORKFLOW, NODE_ID);
+		const timing = { ...KEYS_TIMING.lock, maxWaitMs };
+		const lock = new RowLock(WORKFLOW, helpers as never, systemClock, new Map(), timing);
+		const store = new KeyStore(lock, () => undefined);
+		const row = nodeRow(helpers);
+		return { store, row, nodeChecks, release: () => model.rows.delete(lockRow) };
+	}
+	const later = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms));
+
+	it('the changes that came while the lock was waited for go in the same hold: one check of the row for all', async () => {
+		const { store, row, nodeChecks, release } = heldElsewhere();
+		const claimA = store.check(row, 'A', request);
+		await later(60);
+		const claimB = store.check(row, 'B', request);
+		await later(60);
+		release();
+		await expect(Promise.all([claimA, claimB])).resolves.toEqual(['new', 'new']);
+		expect(nodeChecks).toHaveLength(1);
+	});
+
+	it('a lock never taken fails only the changes that waited for it from the start; one that came later waits on', async () => {
+		const { store, row, release } = heldElsewhere(300);
+		const claimA = store.check(row, 'A', request);
+		await later(150);
+		let settledB = false;
+		const claimB = store.check(row, 'B', request).finally(() => (settledB = true));
+		await expect(claimA).rejects.toThrow(/stayed busy/);
+		expect(settledB).toBe(false);
+		release();
+		await expect(claimB).resolves.toBe('new');
 	});
 });

@@ -36,9 +36,9 @@ import type {
  * A waiter tells one flight of a key from the next by the key's end marks (flightWatch.ts).
  *
  * Every change happens holding the workflow's RowLock, so no two processes write a row at once. Inside one
- * process, the claims and outcomes of all the workflow's nodes that arrive while a batch is written go together
- * in the next batch: one hold of the lock per batch, one or two writes per node row, and the answers given
- * before the lock is unlocked (`unlocked()` says when it is).
+ * process, the claims and outcomes of all the workflow's nodes waiting when the lock is taken (those that came
+ * while it was waited for, or while the last batch was written) go together: one hold of the lock per batch, one or
+ * two writes per node row, and the answers given before the lock is unlocked (`unlocked()` says when it is).
  */
 
 export class KeyStore {
