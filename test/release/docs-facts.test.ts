@@ -760,13 +760,14 @@ describe('counts and limits the docs state, against the code', () => {
 	];
 
 	test('"N things live at module level": the count and the names, against the modules\' own state', () => {
-		// A module's state: a top-level `const x = new …` other than a fixed Set of constants.
+		// A module's state: a top-level `const x = new …` other than a fixed Set of constants, or a process's keys
+		// (`keysProcess()`: its Maps).
 		const state = fs
 			.readdirSync(path.join(REPO_ROOT, 'nodes'), { recursive: true, encoding: 'utf8' })
 			.filter((file) => file.endsWith('.ts'))
 			.flatMap((file) => [
 				...read(path.join('nodes', file)).matchAll(
-					/^(?:export )?const (\w+)\b[^=\n]*= new (?!Set\b|RegExp\b)\w+/gm,
+					/^(?:export )?const (\w+)\b[^=\n]*= (?:new (?!Set\b|RegExp\b)\w+|keysProcess\()/gm,
 				),
 			])
 			.map(([, name]) => name)
