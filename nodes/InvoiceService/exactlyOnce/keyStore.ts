@@ -36,9 +36,9 @@ import type {
  * A waiter tells one flight of a key from the next by the key's end marks (flightWatch.ts).
  *
  * Every change happens holding the workflow's RowLock, so no two processes write a row at once. Inside one
- * process, the claims and outcomes of all the workflow's nodes waiting when the lock is taken (those that came
- * while it was waited for, or while the last batch was written) go together: one hold of the lock per batch, one or
- * two writes per node row, and the answers given before the lock is unlocked (`unlocked()` says when it is).
+ * process, the claims and outcomes of all the workflow's nodes that arrive while a batch is written go together
+ * in the next batch: one hold of the lock per batch, one or two writes per node row, and the answers given
+ * before the lock is unlocked (`unlocked()` says when it is).
  */
 
 export class KeyStore {
@@ -107,21 +107,14 @@ export class KeyStore {
 		await Promise.resolve();
 		try {
 			while (this.claims.length > 0 || this.outcomes.length > 0) {
-				// Taken once the lock is: every change that came while the lock was waited for goes in this hold (the
-				// lock is what the processes queue for, and each hold costs the same few round trips whatever it writes).
-				let batches: RowBatch[] | undefined;
-				const take = () => (batches ??= byRow(this.claims.splice(0), this.outcomes.splice(0)));
-				// A lock never taken fails only the changes that were waiting for it from the start.
-				const [claims, outcomes] = [this.claims.length, this.outcomes.length];
-				const due = () =>
-					(batches ??= byRow(this.claims.splice(0, claims), this.outcomes.splice(0, outcomes)));
+				const batches = byRow(this.claims.splice(0), this.outcomes.splice(0));
 				const hold = ++this.holdNumber;
+				// The rows' counts before the batch are read alongside the lock's own check (undo() needs them).
 				await this.lock
 					.hold(
-						// The rows' counts before the batch are read alongside the lock's own check (undo() needs them).
 						async () =>
 							await Promise.all(
-								take().map(async (batch) => {
+								batches.map(async (batch) => {
 									batch.before = addsClaims(batch)
 										? await count(batch.row).catch(() => undefined)
 										: undefined;
@@ -129,11 +122,11 @@ export class KeyStore {
 							),
 						async (stillHeld) =>
 							await Promise.all(
-								take().map(async (batch) => await writeRow(batch, stillHeld, this.clock)),
+								batches.map(async (batch) => await writeRow(batch, stillHeld, this.clock)),
 							),
 					)
 					.catch((error: unknown) => {
-						for (const batch of due()) rejectAll(batch, error);
+						for (const batch of batches) rejectAll(batch, error);
 					})
 					.finally(() => this.releasedThrough(hold));
 			}

@@ -42,11 +42,10 @@ export const KEYS_TIMING = {
 		maxWaitMs: 90_000,
 		/**
 		 * Polling interval bounds (with jitter). A hold takes a few round trips to the database: a waiter that looks
-		 * every 20–40 ms takes the lock soon after it is given back (one small read of the lock's row a look). At 50
-		 * ms a queue-mode storm's keyed events came about a tenth slower (bench/results-key-cost.md, 2026-12-07).
+		 * every 50 ms at most takes the lock soon after it is given back (one small read of the lock's row a look).
 		 */
 		pollMinMs: 5,
-		pollMaxMs: 20,
+		pollMaxMs: 50,
 	},
 	/** Waits for a key in flight in another process. */
 	flight: {
