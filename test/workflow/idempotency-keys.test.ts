@@ -14,7 +14,7 @@ import {
 	type KeysProcess,
 } from '../../nodes/InvoiceService/exactlyOnce/idempotencyKeys';
 import { systemClock } from '../../nodes/InvoiceService/exactlyOnce/rowLock';
-import { timingWith, type TimingChange } from '../support/keyed-node';
+import { keysProcessWith, type TimingChange } from '../support/keyed-node';
 import { readKeySettings } from '../../nodes/InvoiceService/actions/keys.descriptions';
 import { deduplicator } from '../support/harness/run-node';
 import {
@@ -75,7 +75,7 @@ async function whenUnlocked(change: () => void): Promise<void> {
  * clock and the node's timings unless the test gives others.
  */
 let keysIn: KeysProcess = keysProcess();
-const useTiming = (change: TimingChange) => (keysIn = keysProcess({ timing: timingWith(change) }));
+const useTiming = (change: TimingChange) => (keysIn = keysProcessWith(change));
 const runInvoiceService = async (run: InvoiceServiceRun) =>
 	await runInvoiceServiceIn({ keys: keysIn, ...run });
 afterEach(() => {

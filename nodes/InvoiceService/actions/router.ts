@@ -85,13 +85,7 @@ function retryKeys(
 	}
 }
 
-/**
- * The item loop, written once for every operation: items prepared ahead of the workers, bounded concurrency,
- * output in input order with pairedItem, and the error policy — an error item under "Continue", or a stop that
- * says what was already created. Whether and how each item is sent is its step's (itemStep.ts). An item that
- * failed again without a request (an unknown outcome) does not stop the run: every safe item (returned, or never
- * sent) is handled first, then the run stops.
- */
+/** The node's run: its outputs, or an AI agent's tool answers; its keys live in `keysProcess`. */
 export async function router(
 	this: IExecuteFunctions,
 	keysProcess: KeysProcess = thisProcess,
@@ -100,7 +94,13 @@ export async function router(
 	return isToolRun(this) ? toolAnswers(this, output) : output;
 }
 
-/** The run's outputs: created, and Already Created when keys are set. */
+/**
+ * The item loop, written once for every operation: items prepared ahead of the workers, bounded concurrency,
+ * output in input order with pairedItem, and the error policy — an error item under "Continue", or a stop that
+ * says what was already created. Whether and how each item is sent is its step's (itemStep.ts). An item that
+ * failed again without a request (an unknown outcome) does not stop the run: every safe item (returned, or never
+ * sent) is handled first, then the run stops.
+ */
 async function routeItems(
 	this: IExecuteFunctions,
 	keysProcess: KeysProcess,
